@@ -1,0 +1,62 @@
+"""greenroom: deferred tool schemas, tool search and a plugin-based agent runtime.
+
+Plugin authors need only ``hookimpl`` and ``Plugin``; tool authors only ``tool``.
+"""
+
+from greenroom.config import AgentConfig, ConfigError
+from greenroom.events import Event, EventBus
+from greenroom.models import (
+    Message,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    RequestDraft,
+    SystemSection,
+    ToolCall,
+    Usage,
+)
+from greenroom.plugins import Plugin, PluginHookError, hookimpl, make_plugin_host
+from greenroom.runtime import Decision, RunContext, RunOutcome, Runtime, Session, ToolSet
+from greenroom.search import Ranking, ScoredTool, SearchQuery
+from greenroom.state import Scope, Snapshot, StateRegistry, ToolPriors, ToolUsage
+from greenroom.tools import Tool, ToolCallContext, ToolDescriptor, ToolResult, tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AgentConfig",
+    "ConfigError",
+    "Decision",
+    "Event",
+    "EventBus",
+    "Message",
+    "Model",
+    "ModelRequest",
+    "ModelResponse",
+    "Plugin",
+    "PluginHookError",
+    "Ranking",
+    "RequestDraft",
+    "RunContext",
+    "RunOutcome",
+    "Runtime",
+    "Scope",
+    "ScoredTool",
+    "SearchQuery",
+    "Session",
+    "Snapshot",
+    "StateRegistry",
+    "SystemSection",
+    "Tool",
+    "ToolCall",
+    "ToolCallContext",
+    "ToolDescriptor",
+    "ToolPriors",
+    "ToolResult",
+    "ToolSet",
+    "ToolUsage",
+    "Usage",
+    "hookimpl",
+    "make_plugin_host",
+    "tool",
+]

@@ -1,0 +1,170 @@
+"""Build a runtime from a config file: plugins, their configs, tools and the model."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from greenroom.catalog import CatalogError, load_catalog
+from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig, load_config, structure_plugin_config
+from greenroom.events import EventBus
+from greenroom.models import Model, ProviderFactory
+from greenroom.plugins import Plugin, PluginHost, PluginRecord, discover, make_plugin_host
+from greenroom.runtime import DuplicateToolError, Runtime
+from greenroom.tools import FunctionTool, Tool, tool
+
+
+def plugin_schemas(records: Iterable[PluginRecord]) -> dict[str, dict[str, Any]]:
+    return {r.name: r.cls.config_schema() for r in records if r.cls is not None}
+
+
+def load_runtime_config(
+    path: str | Path, records: Sequence[PluginRecord] | None = None
+) -> tuple[RuntimeConfig, list[PluginRecord]]:
+    recs = list(records) if records is not None else discover()
+    broken = {r.name: r.error or "" for r in recs if r.cls is None}
+    cfg = load_config(path, plugin_schemas=plugin_schemas(recs), broken_plugins=broken)
+    return cfg, recs
+
+
+def plugin_configs(cfg: RuntimeConfig, records: Iterable[PluginRecord]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    errors: list[ConfigError] = []
+    for r in records:
+        if r.cls is None:
+            continue
+        section = dict(cfg.plugin_sections.get(r.name, {}))
+        try:
+            out[r.name] = structure_plugin_config(r.name, r.cls.config_class, section, cfg.origins)
+        except ConfigErrors as exc:
+            errors.extend(exc.errors)
+        except ConfigError as exc:
+            errors.append(exc)
+    if errors:
+        raise ConfigErrors(errors)
+    return out
+
+
+def import_ref(ref: str, base_dir: str | Path = ".") -> Any:
+    """Resolve ``package.module:attr`` or ``path/to/file.py:attr``."""
+    if ":" not in ref:
+        raise ConfigError(f"expected 'module:attribute', got {ref!r}")
+    mod_name, _, attr = ref.rpartition(":")
+    if mod_name.endswith(".py"):
+        path = (Path(base_dir) / mod_name).resolve()
+        if not path.exists():
+            raise ConfigError(f"{ref!r}: file {path} not found")
+        key = f"greenroom_user_{abs(hash(str(path)))}"
+        module = sys.modules.get(key)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(key, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[key] = module
+            spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(mod_name)
+        except ImportError as exc:
+            raise ConfigError(f"{ref!r}: cannot import {mod_name}: {exc}") from None
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ConfigError(f"{ref!r}: {mod_name} has no attribute {attr!r}") from None
+    return obj
+
+
+def as_tools(obj: Any, ref: str) -> list[Tool]:
+    """A tool, a function, or a list of either -> tools."""
+    items = obj if isinstance(obj, list | tuple) else [obj]
+    out: list[Tool] = []
+    for item in items:
+        if isinstance(item, Tool):
+            out.append(item)
+        elif callable(item):
+            out.append(tool(item))
+        else:
+            raise ConfigError(f"{ref!r}: {item!r} is neither a tool nor a function")
+    return out
+
+
+def build_tools(cfg: RuntimeConfig) -> list[Tool]:
+    tools: list[Tool] = []
+    for i, ref in enumerate(cfg.tools.python):
+        where = f"tools.python[{i}]"
+        try:
+            tools.extend(as_tools(import_ref(ref, cfg.base_dir), ref))
+        except ConfigError as exc:
+            raise ConfigError(exc.message, file=cfg.origin(where), path=where) from None
+        except Exception as exc:
+            raise ConfigError(f"{ref!r}: {type(exc).__name__}: {exc}", file=cfg.origin(where), path=where) from None
+    for i, cat in enumerate(cfg.tools.catalogs):
+        where = f"tools.catalogs[{i}]"
+        origin = cfg.origin(where)
+        base = Path(origin).parent if origin else Path(cfg.base_dir)
+        try:
+            tools.extend(load_catalog(base / cat))
+        except CatalogError as exc:
+            raise ConfigError(str(exc), file=origin, path=where) from None
+    return tools
+
+
+def providers(host: PluginHost) -> dict[str, ProviderFactory]:
+    out: dict[str, ProviderFactory] = {}
+    for contributed in host.call_sync("greenroom_model_providers"):
+        out.update(contributed or {})
+    return out
+
+
+def build_model(spec: str, options: Mapping[str, Any], host: PluginHost, base_dir: str = ".") -> Model:
+    prefix, _, rest = spec.partition(":")
+    known = providers(host)
+    factory = known.get(prefix)
+    if factory is None:
+        raise ConfigError(
+            f"unknown model provider {prefix!r} (available: {', '.join(sorted(known)) or 'none'}); "
+            "install the extra that provides it, e.g. pip install 'greenroom[openai]'",
+            path="agent.model",
+        )
+    return factory(rest, {"base_dir": base_dir, **options})
+
+
+def build_runtime(
+    path: str | Path,
+    *,
+    model: Model | None = None,
+    extra_plugins: Iterable[Plugin] = (),
+    extra_tools: Iterable[Tool] = (),
+    events: EventBus | None = None,
+    records: Sequence[PluginRecord] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Runtime:
+    """Compose a runtime from a config file (``model`` overrides ``agent.model``)."""
+    cfg, recs = load_runtime_config(path, records)
+    configs = plugin_configs(cfg, recs)
+    for name, value in (overrides or {}).items():
+        configs[name] = value
+    host = make_plugin_host(
+        configs, enable=cfg.plugins.enable, disable=cfg.plugins.disable, records=recs, extra=extra_plugins
+    )
+    tools = [*build_tools(cfg), *extra_tools]
+    if model is None:
+        try:
+            model = build_model(cfg.agent.model, cfg.model, host, cfg.base_dir)
+        except ConfigError as exc:
+            raise ConfigError(exc.message, file=cfg.origin("agent.model"), path="agent.model") from None
+    try:
+        rt = Runtime(model=model, tools=tools, host=host, agent=cfg.agent, events=events)
+    except DuplicateToolError as exc:
+        raise ConfigError(str(exc), file=cfg.files[-1], path="tools") from None
+    rt.config = cfg
+    return rt
+
+
+__all__ = ["FunctionTool", "build_runtime", "import_ref", "load_runtime_config"]

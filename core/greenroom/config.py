@@ -1,0 +1,510 @@
+"""Composing a runtime from TOML: loading, ``extends``, ``${ENV}``, validation, structuring.
+
+Every error names the file that set the bad value, its dotted key path
+(``plugins.deferred-tools.rules[2].mode``) and what was expected. Each section is checked
+against a JSON Schema (core's, or the plugin's) and then structured into frozen attrs
+classes by one cattrs converter that rejects unknown keys.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+import jsonschema
+
+from greenroom.schema import schema_for_attrs
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(ValueError):
+    """A configuration problem: where it is and what was expected."""
+
+    def __init__(self, message: str, *, file: str | None = None, path: str = "") -> None:
+        self.file = file
+        self.path = path
+        self.message = message
+        where = ": ".join(p for p in (file or "", path) if p)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+@attrs.frozen
+class AgentConfig:
+    """The agent: who it is, which model drives it, and its limits.
+
+    Args:
+        id: Stable agent id; learned priors are kept per agent id.
+        model: Model reference ``provider:name`` (``scripted``, ``scripted:script.jsonl``,
+            ``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``).
+        system_prompt: The base system prompt.
+        max_steps: Model calls allowed per run.
+        tool_timeout: Default seconds a tool call may take.
+        max_concurrency: Tool calls run at once within one step.
+    """
+
+    id: str = "agent"
+    model: str = "scripted"
+    system_prompt: str = "You are a helpful assistant. Use tools when they help."
+    max_steps: int = attrs.field(default=20, validator=attrs.validators.ge(1))
+    tool_timeout: float = 60.0
+    max_concurrency: int = 8
+
+
+@attrs.frozen
+class McpServerConfig:
+    """One MCP server (stdio with ``command``, or streamable HTTP with ``url``).
+
+    Args:
+        name: Server name; tools are named ``<name>__<tool>`` unless naming says otherwise.
+        command: Executable for a stdio server.
+        args: Arguments for the command.
+        env: Environment for the server process (values may use ``${VAR}``).
+        url: Endpoint of a streamable-HTTP server.
+        headers: HTTP headers (values may use ``${VAR}``).
+        naming: ``prefixed`` (server__tool) or ``bare`` (the tool's own name when unambiguous).
+        description: One line describing the server's group.
+        defer: Whether the server's tools start deferred as one group.
+        start: ``lazy`` (when first needed) or ``eager`` (when the runtime starts).
+        timeout: Seconds for one tool call.
+        connect_timeout: Seconds to start the server and list its tools.
+    """
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = attrs.field(factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = attrs.field(factory=dict)
+    naming: str = "prefixed"
+    description: str | None = None
+    defer: bool = True
+    start: str = "lazy"
+    timeout: float = 30.0
+    connect_timeout: float = 30.0
+
+
+@attrs.frozen
+class ToolsConfig:
+    """Where the agent's tools come from.
+
+    Args:
+        python: Import references ``package.module:attr`` naming a tool, a list of tools,
+            or a function to wrap as a tool.
+        catalogs: JSON or JSONL catalog files (descriptor-only tools), relative to the config.
+        mcp: MCP servers.
+    """
+
+    python: tuple[str, ...] = ()
+    catalogs: tuple[str, ...] = ()
+    mcp: tuple[McpServerConfig, ...] = ()
+
+
+@attrs.frozen
+class PluginsConfig:
+    """Which plugins run.
+
+    Args:
+        enable: Plugins to turn on (needed for opt-in plugins, and for all plugins when
+            GREENROOM_DISABLE_PLUGIN_AUTOLOAD is set).
+        disable: Plugins to turn off.
+    """
+
+    enable: tuple[str, ...] = ()
+    disable: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class SessionConfig:
+    """Session persistence.
+
+    Args:
+        dir: Folder for saved sessions (default: the user's state directory).
+    """
+
+    dir: str | None = None
+
+
+@attrs.frozen
+class RuntimeConfig:
+    """A whole composed runtime (plugin sections are kept by plugin name)."""
+
+    agent: AgentConfig = AgentConfig()
+    model: dict[str, Any] = attrs.field(factory=dict)
+    tools: ToolsConfig = ToolsConfig()
+    plugins: PluginsConfig = PluginsConfig()
+    session: SessionConfig = SessionConfig()
+    plugin_sections: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    base_dir: str = "."
+    files: tuple[str, ...] = ()
+    origins: dict[str, str] = attrs.field(factory=dict, eq=False, repr=False)
+
+    def origin(self, path: str) -> str | None:
+        return find_origin(self.origins, path)
+
+
+def make_converter() -> cattrs.Converter:
+    """The one converter: unknown keys are errors, tuples come from lists."""
+    conv = cattrs.Converter(forbid_extra_keys=True)
+    return conv
+
+
+converter = make_converter()
+
+_CORE_KEYS = ("agent", "model", "tools", "plugins", "session", "extends")
+_PLUGIN_META_KEYS = ("enable", "disable")
+
+
+def core_schema() -> dict[str, Any]:
+    """The JSON Schema of everything in a config file that is not a plugin section."""
+    return {
+        "type": "object",
+        "properties": {
+            "extends": {
+                "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+                "description": "Base config file(s), relative to this file.",
+            },
+            "agent": schema_for_attrs(AgentConfig),
+            "model": {"type": "object", "description": "Options passed to the model provider."},
+            "tools": schema_for_attrs(ToolsConfig),
+            "plugins": {
+                "type": "object",
+                "properties": schema_for_attrs(PluginsConfig)["properties"],
+                "additionalProperties": {"type": "object"},
+            },
+            "session": schema_for_attrs(SessionConfig),
+        },
+        "additionalProperties": False,
+    }
+
+
+# ------------------------------------------------------------------------ paths
+
+
+def dotted(path: Sequence[Any]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def find_origin(origins: Mapping[str, str], path: str) -> str | None:
+    """The file that set ``path`` (or its closest ancestor)."""
+    probe = path
+    while probe:
+        if probe in origins:
+            return origins[probe]
+        cut = max(probe.rfind("."), probe.rfind("["))
+        probe = probe[:cut] if cut > 0 else ""
+    return origins.get("")
+
+
+def _record_origins(value: Any, path: str, file: str, origins: dict[str, str]) -> None:
+    origins[path] = file
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _record_origins(v, f"{path}.{k}" if path else str(k), file, origins)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _record_origins(v, f"{path}[{i}]", file, origins)
+
+
+def _clear_origins(path: str, origins: dict[str, str]) -> None:
+    for key in [k for k in origins if k == path or k.startswith(path + ".") or k.startswith(path + "[")]:
+        del origins[key]
+
+
+def deep_merge(
+    base: dict[str, Any], over: Mapping[str, Any], file: str, origins: dict[str, str], path: str = ""
+) -> dict[str, Any]:
+    """Tables merge key by key; lists and scalars replace."""
+    out = dict(base)
+    for k, v in over.items():
+        sub = f"{path}.{k}" if path else str(k)
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            origins[sub] = file
+            out[k] = deep_merge(out[k], v, file, origins, sub)
+        else:
+            _clear_origins(sub, origins)
+            out[k] = copy.deepcopy(v)
+            _record_origins(v, sub, file, origins)
+    return out
+
+
+# ------------------------------------------------------------------------ loading
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("file not found", file=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", file=str(path)) from None
+
+
+def load_merged(path: str | Path, _chain: tuple[Path, ...] = ()) -> tuple[dict[str, Any], dict[str, str], list[Path]]:
+    """Read a file and the files it extends; return the merged tables and key origins."""
+    p = Path(path).resolve()
+    if p in _chain:
+        cycle = " -> ".join(str(c) for c in (*_chain, p))
+        raise ConfigError(f"extends forms a cycle: {cycle}", file=str(p), path="extends")
+    raw = read_toml(p)
+    ext = raw.pop("extends", None)
+    bases: list[str]
+    if ext is None:
+        bases = []
+    elif isinstance(ext, str):
+        bases = [ext]
+    elif isinstance(ext, list) and all(isinstance(e, str) for e in ext):
+        bases = ext
+    else:
+        raise ConfigError("expected a file name or a list of file names", file=str(p), path="extends")
+    merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    files: list[Path] = []
+    for i, b in enumerate(bases):
+        target = p.parent / b
+        if not target.exists():
+            raise ConfigError(
+                f"extends {b!r}, which does not exist ({target})",
+                file=str(p),
+                path="extends" if isinstance(ext, str) else f"extends[{i}]",
+            )
+        data, sub_origins, sub_files = load_merged(target, (*_chain, p))
+        files.extend(sub_files)
+        merged = deep_merge(merged, data, str(target), origins)
+        origins.update(sub_origins)  # the base's own bases set some of those keys
+    merged = deep_merge(merged, raw, str(p), origins)
+    files.append(p)
+    return merged, origins, files
+
+
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def interpolate(value: Any, origins: Mapping[str, str], path: str = "", env: Mapping[str, str] | None = None) -> Any:
+    """Replace ``${VAR}`` (or ``${VAR:-default}``) in every string; a missing variable
+    without a default is an error naming where it was used."""
+    environ = os.environ if env is None else env
+    if isinstance(value, str):
+
+        def sub(m: re.Match[str]) -> str:
+            name, default = m.group(1), m.group(2)
+            if name in environ:
+                return environ[name]
+            if default is not None:
+                return default
+            raise ConfigError(f"environment variable {name} is not set", file=find_origin(origins, path), path=path)
+
+        return _ENV.sub(sub, value)
+    if isinstance(value, dict):
+        return {k: interpolate(v, origins, f"{path}.{k}" if path else k, env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [interpolate(v, origins, f"{path}[{i}]", env) for i, v in enumerate(value)]
+    return value
+
+
+def schema_errors(data: Any, schema: Mapping[str, Any], prefix: str, origins: Mapping[str, str]) -> list[ConfigError]:
+    """Every JSON Schema violation, as errors with dotted paths, in document order."""
+    validator = jsonschema.Draft202012Validator(schema)
+    out: list[ConfigError] = []
+    for err in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
+        parts = [*([prefix] if prefix else []), *err.absolute_path]
+        where = dotted(parts)
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            allowed = set((err.schema.get("properties") or {}).keys())
+            for extra in sorted(k for k in err.instance if k not in allowed):
+                key_path = f"{where}.{extra}" if where else extra
+                hint = f"; expected one of: {', '.join(sorted(allowed))}" if allowed else ""
+                out.append(
+                    ConfigError(f"unknown key {extra!r}{hint}", file=find_origin(origins, key_path), path=key_path)
+                )
+            continue
+        out.append(ConfigError(_describe(err), file=find_origin(origins, where), path=where))
+    return out
+
+
+def _describe(err: jsonschema.ValidationError) -> str:
+    v = err.validator
+    if v == "type":
+        return f"expected {_type_words(err.validator_value)}, got {_json_kind(err.instance)} {err.instance!r}"
+    if v == "enum":
+        return f"expected one of {', '.join(repr(x) for x in err.validator_value)}, got {err.instance!r}"
+    if v == "required":
+        return err.message.replace("is a required property", "is required")
+    return err.message
+
+
+def _type_words(t: Any) -> str:
+    words = {
+        "string": "a string",
+        "integer": "an integer",
+        "number": "a number",
+        "boolean": "true or false",
+        "array": "a list",
+        "object": "a table",
+        "null": "nothing",
+    }
+    if isinstance(t, list):
+        return " or ".join(words.get(str(x), str(x)) for x in t)
+    return words.get(t, str(t))
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "table"
+    return type(value).__name__
+
+
+class ConfigErrors(ConfigError):
+    """Several configuration problems, reported together."""
+
+    def __init__(self, errors: Sequence[ConfigError]) -> None:
+        self.errors = list(errors)
+        first = self.errors[0]
+        super().__init__(first.message, file=first.file, path=first.path)
+
+    def __str__(self) -> str:
+        return "\n".join(str(ConfigError(e.message, file=e.file, path=e.path)) for e in self.errors)
+
+
+def structure(data: Any, cls: type, *, prefix: str, origins: Mapping[str, str]) -> Any:
+    """Structure validated data into a config class; cattrs errors keep their paths."""
+    try:
+        return converter.structure(data, cls)
+    except cattrs.ClassValidationError as exc:
+        errors = []
+        for e, note in _flatten(exc):
+            where = prefix + note
+            errors.append(ConfigError(f"{type(e).__name__}: {e}", file=find_origin(origins, where), path=where))
+        raise ConfigErrors(errors) from None
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(str(exc), file=find_origin(origins, prefix), path=prefix) from None
+
+
+def _flatten(exc: BaseException, path: str = "") -> list[tuple[BaseException, str]]:
+    if isinstance(exc, cattrs.ClassValidationError | cattrs.IterableValidationError):
+        out: list[tuple[BaseException, str]] = []
+        with_notes, without = exc.group_exceptions()
+        for sub, note in with_notes:
+            if isinstance(note, cattrs.AttributeValidationNote):
+                step = f".{note.name}"
+            elif isinstance(note, cattrs.IterableValidationNote):
+                step = f"[{note.index}]"
+            else:
+                step = ""
+            out.extend(_flatten(sub, path + step))
+        for sub in without:
+            out.extend(_flatten(sub, path))
+        return out
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        return [(ValueError(f"unknown key(s) {', '.join(sorted(exc.extra_fields))}"), path)]
+    return [(exc, path)]
+
+
+def load_config(
+    path: str | Path,
+    *,
+    plugin_schemas: Mapping[str, Mapping[str, Any]] | None = None,
+    broken_plugins: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RuntimeConfig:
+    """Load, merge, interpolate and validate a config file.
+
+    ``plugin_schemas`` maps installed plugin names to their section schemas; a section
+    for a plugin not in it is an error. ``broken_plugins`` maps installed plugins that
+    failed to load to their load error: they may be disabled, but not configured.
+    Plugin sections are returned as plain tables in ``plugin_sections``
+    (``greenroom.compose`` structures them into each plugin's config class).
+    """
+    merged, origins, files = load_merged(path)
+    merged = interpolate(merged, origins, env=env)
+    errors = schema_errors(merged, core_schema(), "", origins)
+    plugins_table = merged.get("plugins", {}) if isinstance(merged.get("plugins"), dict) else {}
+    sections = {k: v for k, v in plugins_table.items() if k not in _PLUGIN_META_KEYS}
+    broken = broken_plugins or {}
+    if plugin_schemas is not None:
+        for name, section in sections.items():
+            where = f"plugins.{name}"
+            if broken and name in broken:
+                errors.append(
+                    ConfigError(
+                        f"plugin {name!r} is installed but failed to load: {broken[name]}",
+                        file=find_origin(origins, where),
+                        path=where,
+                    )
+                )
+                continue
+            if name not in plugin_schemas:
+                known = ", ".join(sorted(plugin_schemas)) or "none installed"
+                errors.append(
+                    ConfigError(
+                        f"unknown plugin {name!r} (installed: {known})", file=find_origin(origins, where), path=where
+                    )
+                )
+                continue
+            errors.extend(schema_errors(section, plugin_schemas[name], where, origins))
+        for key in ("enable", "disable"):
+            for i, name in enumerate(plugins_table.get(key, []) or []):
+                if key == "disable" and name in broken:
+                    continue
+                if isinstance(name, str) and name not in plugin_schemas:
+                    where = f"plugins.{key}[{i}]"
+                    errors.append(ConfigError(f"unknown plugin {name!r}", file=find_origin(origins, where), path=where))
+    if errors:
+        raise ConfigErrors(errors)
+    core = {k: v for k, v in merged.items() if k in ("agent", "tools", "session")}
+    core["plugins"] = {k: v for k, v in plugins_table.items() if k in _PLUGIN_META_KEYS}
+    agent = structure(core.get("agent", {}), AgentConfig, prefix="agent", origins=origins)
+    tools = structure(core.get("tools", {}), ToolsConfig, prefix="tools", origins=origins)
+    plugins = structure(core["plugins"], PluginsConfig, prefix="plugins", origins=origins)
+    session = structure(core.get("session", {}), SessionConfig, prefix="session", origins=origins)
+    return RuntimeConfig(
+        agent=agent,
+        model=dict(merged.get("model", {})),
+        tools=tools,
+        plugins=plugins,
+        session=session,
+        plugin_sections=sections,
+        base_dir=str(Path(path).resolve().parent),
+        files=tuple(str(f) for f in files),
+        origins=origins,
+    )
+
+
+def merged_document(path: str | Path) -> dict[str, Any]:
+    """The merged tables of a file and its bases, before interpolation (``config show``)."""
+    merged, _, _ = load_merged(path)
+    return merged
+
+
+def structure_plugin_config(name: str, cls: type, section: Mapping[str, Any], origins: Mapping[str, str]) -> Any:
+    return structure(dict(section), cls, prefix=f"plugins.{name}", origins=origins)

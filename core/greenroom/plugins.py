@@ -1,0 +1,285 @@
+"""Plugin contract, discovery through entry points, and the plugin-manager factory.
+
+Built-in plugins are found exactly like third-party ones: through the entry-point group
+``greenroom.plugins``. Discovery lists and sorts the entry points, then loads each in its
+own try/except, so one broken distribution is reported (by distribution and entry point)
+and never takes the others down. The manager is built by ``make_plugin_host`` and passed
+in; nothing is created at import time.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata as md
+import inspect
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+import attrs
+import pluggy
+
+from greenroom import hookspecs
+from greenroom.schema import schema_for_attrs
+
+ENTRY_POINT_GROUP = "greenroom.plugins"
+AUTOLOAD_ENV = "GREENROOM_DISABLE_PLUGIN_AUTOLOAD"
+
+hookimpl = pluggy.HookimplMarker(hookspecs.PROJECT)
+
+
+@attrs.frozen
+class NoConfig:
+    """A plugin without options."""
+
+
+class Plugin:
+    """Base class for greenroom plugins.
+
+    Subclasses set ``name`` (the entry-point name), ``config_class`` (a frozen attrs class
+    whose fields are the keys of ``[plugins.<name>]``) and implement hooks with
+    ``@hookimpl``. ``config_schema()`` is derived from ``config_class``; override it to
+    add constraints the types cannot say. ``default_enabled = False`` makes a plugin
+    opt-in: installed, listed, but active only when ``[plugins] enable`` names it.
+    """
+
+    name: ClassVar[str] = ""
+    config_class: ClassVar[type] = NoConfig
+    default_enabled: ClassVar[bool] = True
+
+    def __init__(self, config: Any = None) -> None:
+        self.config = config if config is not None else self.config_class()
+
+    @classmethod
+    def config_schema(cls) -> dict[str, Any]:
+        return schema_for_attrs(cls.config_class)
+
+
+class PluginLoadError(Exception):
+    """A plugin that could not be imported or set up."""
+
+
+class PluginHookError(Exception):
+    """An exception raised inside a plugin's hook, with who raised it."""
+
+    def __init__(self, plugin: str, distribution: str, hook: str, error: BaseException) -> None:
+        self.plugin = plugin
+        self.distribution = distribution
+        self.hook = hook
+        self.error = error
+        super().__init__(
+            f"plugin {plugin!r} (distribution {distribution}) failed in hook {hook}: {type(error).__name__}: {error}"
+        )
+
+
+@attrs.define
+class PluginRecord:
+    """One discovered plugin and what happened when it was loaded."""
+
+    name: str
+    distribution: str
+    version: str
+    entry_point: str
+    cls: type[Plugin] | None = None
+    error: str | None = None
+    enabled: bool = False
+    instance: Plugin | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.distribution} {self.version}".strip()
+
+    def hooks(self) -> list[str]:
+        target = self.instance or self.cls
+        if target is None:
+            return []
+        return sorted(
+            n for n in dir(target) if n.startswith("greenroom_") and hasattr(getattr(target, n, None), "greenroom_impl")
+        )
+
+
+def discover(group: str = ENTRY_POINT_GROUP) -> list[PluginRecord]:
+    """Find and import every plugin in the entry-point group, each in its own try."""
+    seen: dict[str, md.EntryPoint] = {}
+    for ep in md.entry_points(group=group):
+        seen.setdefault(ep.name, ep)  # one distribution installed twice lists it twice
+    records: list[PluginRecord] = []
+    for name in sorted(seen):
+        ep = seen[name]
+        dist = getattr(ep, "dist", None)
+        record = PluginRecord(
+            name=name,
+            distribution=dist.name if dist is not None else "?",
+            version=dist.version if dist is not None else "",
+            entry_point=f"{name} = {ep.value}",
+        )
+        try:
+            obj = ep.load()
+            if not (isinstance(obj, type) and issubclass(obj, Plugin)):
+                raise PluginLoadError(f"{ep.value} is not a greenroom.Plugin subclass")
+            record.cls = obj
+        except Exception as exc:
+            record.error = (
+                f"distribution {record.distribution}, entry point {record.entry_point!r}: {type(exc).__name__}: {exc}"
+            )
+        records.append(record)
+    return records
+
+
+def autoload_disabled() -> bool:
+    return os.environ.get(AUTOLOAD_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+class PluginHost:
+    """A pluggy manager plus what greenroom knows about each plugin.
+
+    Hooks are called through ``call`` / ``call_first`` so async implementations are
+    awaited and any exception names the plugin, its distribution and the hook.
+    """
+
+    def __init__(self, records: Sequence[PluginRecord]) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.records = list(records)
+        self._dist: dict[str, str] = {r.name: r.label for r in records}
+
+    # ---------------------------------------------------------------- registration
+    def register(self, plugin: object, name: str, distribution: str = "") -> None:
+        if distribution:
+            self._dist[name] = distribution
+        self.pm.register(plugin, name=name)
+        dist = self._dist.get(name, "?")
+        for hook_caller in self.pm.get_hookcallers(plugin) or ():
+            for impl in hook_caller.get_hookimpls():
+                if impl.plugin is plugin and not (impl.hookwrapper or impl.wrapper):
+                    impl.function = _guard(impl.function, name, dist, hook_caller.name)  # type: ignore[misc]
+
+    def plugin(self, name: str) -> Any:
+        return self.pm.get_plugin(name)
+
+    @property
+    def hook(self) -> Any:
+        return self.pm.hook
+
+    def has_impls(self, hook_name: str) -> bool:
+        return bool(getattr(self.pm.hook, hook_name).get_hookimpls())
+
+    # ---------------------------------------------------------------- calling
+    async def call(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        """Call every implementation; await those that are async."""
+        caller = getattr(self.pm.hook, hook_name)
+        results = caller(**kwargs)
+        out = []
+        for r in results:
+            if inspect.isawaitable(r):
+                r = await r
+            out.append(r)
+        return out
+
+    async def call_first(self, hook_name: str, **kwargs: Any) -> Any:
+        """Call a firstresult hook: the first non-None answer, async ones included."""
+        caller = getattr(self.pm.hook, hook_name)
+        impls = caller.get_hookimpls()
+        if not any(inspect.iscoroutinefunction(_unwrap(i.function)) for i in impls):
+            return caller(**kwargs)  # plain pluggy call: wrappers apply as usual
+        # pluggy would stop at the first coroutine object, so walk the implementations
+        # in pluggy's own call order (last registered, tryfirst first).
+        for impl in reversed(impls):
+            if impl.hookwrapper or impl.wrapper:
+                continue
+            r = impl.function(*[kwargs[a] for a in impl.argnames])
+            if inspect.isawaitable(r):
+                r = await r
+            if r is not None:
+                return r
+        return None
+
+    def call_sync(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        """Call a contribution hook outside the event loop (async answers are rejected)."""
+        results = getattr(self.pm.hook, hook_name)(**kwargs)
+        for r in results:
+            if inspect.isawaitable(r):
+                r.close()  # type: ignore[attr-defined]
+                raise PluginLoadError(f"{hook_name} must not be async")
+        return list(results)
+
+
+def _unwrap(func: Any) -> Any:
+    return getattr(func, "__wrapped__", func)
+
+
+def _guard(func: Any, plugin: str, dist: str, hook: str) -> Any:
+    """Wrap one hook implementation so its exceptions name the plugin."""
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def aguarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await func(*args, **kwargs)
+            except PluginHookError:
+                raise
+            except Exception as exc:
+                raise PluginHookError(plugin, dist, hook, exc) from exc
+
+        return aguarded
+
+    @functools.wraps(func)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except PluginHookError:
+            raise
+        except Exception as exc:
+            raise PluginHookError(plugin, dist, hook, exc) from exc
+
+    return guarded
+
+
+def select_enabled(records: Iterable[PluginRecord], enable: Sequence[str], disable: Sequence[str]) -> None:
+    """Mark which discovered plugins are active.
+
+    With autoload on, every plugin whose ``default_enabled`` is true is active unless
+    disabled; opt-in plugins need ``enable``. With ``GREENROOM_DISABLE_PLUGIN_AUTOLOAD``
+    set, only the plugins named in ``enable`` are active.
+    """
+    auto = not autoload_disabled()
+    for r in records:
+        if r.cls is None:
+            r.enabled = False
+            continue
+        wanted = r.name in enable or (auto and r.cls.default_enabled)
+        r.enabled = wanted and r.name not in disable
+
+
+def make_plugin_host(
+    configs: Mapping[str, Any] | None = None,
+    *,
+    enable: Sequence[str] = (),
+    disable: Sequence[str] = (),
+    records: Sequence[PluginRecord] | None = None,
+    extra: Iterable[Plugin] = (),
+) -> PluginHost:
+    """Build a plugin host: discover, choose, instantiate with config, register.
+
+    ``configs`` maps plugin names to already-structured config objects (see
+    ``greenroom.config``). ``extra`` registers plugin instances directly, which tests
+    and embedding applications use for plugins that are not installed.
+    """
+    recs = list(records) if records is not None else discover()
+    select_enabled(recs, enable, disable)
+    host = PluginHost(recs)
+    configs = configs or {}
+    for r in recs:
+        if not r.enabled or r.cls is None:
+            continue
+        try:
+            r.instance = r.cls(configs.get(r.name))
+        except Exception as exc:
+            raise PluginLoadError(
+                f"plugin {r.name!r} (distribution {r.label}) failed to start: {type(exc).__name__}: {exc}"
+            ) from exc
+        host.register(r.instance, r.name, r.label)
+    for plugin in extra:
+        name = getattr(plugin, "name", "") or type(plugin).__name__
+        host.register(plugin, name, f"{type(plugin).__module__} (not installed)")
+    return host

@@ -1,0 +1,31 @@
+"""deferred-tools: keep tool schemas deferred until the model searches for them.
+
+Registered through the ``greenroom.plugins`` entry point as ``deferred-tools``.
+"""
+
+from greenroom_deferred.config import DeferredConfig, RetentionConfig, Rule
+from greenroom_deferred.plugin import (
+    DISPATCH_TOOL,
+    LOAD_TOOL,
+    SEARCH_TOOL,
+    DeferredToolsPlugin,
+    format_functions,
+)
+from greenroom_deferred.retention import BetaState, breakeven, should_redefer
+from greenroom_deferred.state import DeferralState, Placement
+
+__all__ = [
+    "DISPATCH_TOOL",
+    "LOAD_TOOL",
+    "SEARCH_TOOL",
+    "BetaState",
+    "DeferralState",
+    "DeferredConfig",
+    "DeferredToolsPlugin",
+    "Placement",
+    "RetentionConfig",
+    "Rule",
+    "breakeven",
+    "format_functions",
+    "should_redefer",
+]

@@ -1,0 +1,90 @@
+"""Configuration of the deferred-tools plugin (``[plugins.deferred-tools]``)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+from greenroom_deferred.globs import check_glob
+
+
+def _glob(instance: Any, attribute: Any, value: str) -> None:
+    check_glob(value)
+
+
+@attrs.frozen
+class Rule:
+    """One placement rule: the first rule whose pattern matches a tool decides its mode.
+
+    Args:
+        tool: Exact tool name or glob (case-sensitive, whole name; ``*``, ``?``,
+            ``[...]``, ``{a,b}``).
+        mode: ``eager`` (full schema sent every step) or ``deferred`` (found by search).
+    """
+
+    tool: str = attrs.field(validator=_glob)
+    mode: Literal["eager", "deferred"]
+
+
+@attrs.frozen
+class RetentionConfig:
+    """The discounted Beta model that re-defers idle promoted tools (inject strategy).
+
+    Args:
+        omega: Discount applied to both Beta parameters after every step.
+        n0: Pseudo-count of the prior (alpha = p*n0, beta = (1-p)*n0).
+        defer_after: Steps a promoted tool must sit idle before it may be re-deferred;
+            counted from its promotion or its last call, whichever is later.
+        thresh_mult: Re-defer when the 90% upper bound falls below breakeven times this.
+        gamma: Tokens a step costs in the breakeven frequency (c - c_bar) / gamma.
+        default_prior: Use probability assumed for a tool without a learned prior.
+    """
+
+    omega: float = 0.95
+    n0: float = 5.0
+    defer_after: int = 5
+    thresh_mult: float = 0.5
+    gamma: float = 2000.0
+    default_prior: float = 0.01
+
+
+@attrs.frozen
+class DeferredConfig:
+    """What the model sees of the agent's tools.
+
+    Args:
+        enabled: true (always defer), false (never), or unset: automatic, on when the
+            agent has at least ``min_tools`` tools AND deferring saves more than
+            ``beta_overhead`` tokens.
+        strategy: ``dispatch`` keeps the tools array and system prompt byte-identical and
+            sends schemas in tool results; ``inject`` adds found tools to the tools array.
+        listing: How deferred tools are listed in the system prompt: ``descriptions``
+            (name and first line, grouped) or ``names`` (smallest).
+        rules: Ordered placement rules; the first match wins.
+        default_mode: Mode of a tool that no rule matches.
+        never_defer: Tools that always keep their full schema.
+        min_tools: Automatic activation needs at least this many visible tools.
+        beta_overhead: Automatic activation needs savings strictly greater than this.
+        savings_measure: ``tokens`` (exact o200k counts) or ``chars4`` (len/4, as the
+            reference formula) for the activation threshold; both are reported.
+        max_results: Results per ToolSearch call.
+        prior_eager: Start a tool eager when its learned use probability exceeds its
+            breakeven frequency.
+        browse_limit: Names listed by an empty query or a search that found nothing.
+        retention: The re-deferral model (inject strategy).
+    """
+
+    enabled: bool | None = None
+    strategy: Literal["dispatch", "inject"] = "dispatch"
+    listing: Literal["descriptions", "names"] = "descriptions"
+    rules: tuple[Rule, ...] = ()
+    default_mode: Literal["eager", "deferred"] = "deferred"
+    never_defer: tuple[str, ...] = ()
+    min_tools: int = 15
+    beta_overhead: int = 1136
+    savings_measure: Literal["tokens", "chars4"] = "tokens"
+    max_results: int = 5
+    prior_eager: bool = True
+    browse_limit: int = 60
+    retention: RetentionConfig = RetentionConfig()

@@ -1,0 +1,64 @@
+"""The system-prompt section that tells the model which deferred tools exist."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from greenroom.groups import ToolGroup
+from greenroom.tools import ToolDescriptor
+
+SECTION_KEY = "deferred-tools"
+
+
+def first_line(text: str, width: int = 120) -> str:
+    line = (text or "").strip().split("\n", 1)[0].strip()
+    return line if len(line) <= width else line[: width - 3].rstrip() + "..."
+
+
+def render_listing(
+    deferred: Sequence[ToolDescriptor],
+    *,
+    style: str,
+    strategy: str,
+    search_tool: str,
+    groups: Sequence[ToolGroup] = (),
+) -> str:
+    """The listing, deterministic for a given input (sorted by group, then name)."""
+    how = (
+        f"Search with {search_tool}(query) to get a tool's full schema, then call it with "
+        "deferred_tool_call(tool_name, arguments)."
+        if strategy == "dispatch"
+        else f"Search with {search_tool}(query); found tools become callable from the next step."
+    )
+    lines = [
+        "Some tools are deferred: their parameter schemas are not loaded. Before calling one "
+        f"whose parameters you have not seen, load it. {how}",
+    ]
+    if groups:
+        lines.append("")
+        lines.append("Tool groups (load a whole group with load_tools(group_id, tool_names?)):")
+        for g in sorted(groups, key=lambda g: g.id):
+            names = g.tool_names
+            lines.append(f"- `{g.id}` — {g.name}: {first_line(g.description)} ({len(names)} tools)")
+            if names:
+                lines.append("  " + ", ".join(names))
+            if g.instructions:
+                lines.append("  Server instructions: " + " ".join(g.instructions.split()))
+    if not deferred:
+        return "\n".join(lines)
+    by_group: dict[str, list[ToolDescriptor]] = {}
+    for d in deferred:
+        by_group.setdefault(d.group or "", []).append(d)
+    lines.append("")
+    lines.append("<available-deferred-tools>")
+    for group in sorted(by_group):
+        tools = sorted(by_group[group], key=lambda d: d.name)
+        if style == "names":
+            prefix = f"{group}: " if group else ""
+            lines.append(prefix + ", ".join(d.name for d in tools))
+            continue
+        if group:
+            lines.append(f"[{group}]")
+        lines.extend(f"{d.name} - {first_line(d.description)}" for d in tools)
+    lines.append("</available-deferred-tools>")
+    return "\n".join(lines)
