@@ -9,13 +9,19 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
-
+from gr_testutil import FIXTURES
 from greenroom.plugins import Plugin, make_plugin_host
 from greenroom.runtime import Runtime
 from greenroom.scripted import ScriptedModel
 from greenroom.tools import Tool
 
-from gr_testutil import FIXTURES
+
+def pytest_configure(config: pytest.Config) -> None:
+    # nothing a test does may touch the user's real greenroom state (priors, caches)
+    import os
+    import tempfile
+
+    os.environ["GREENROOM_HOME"] = tempfile.mkdtemp(prefix="greenroom-test-home-")
 
 
 @pytest.fixture
