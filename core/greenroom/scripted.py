@@ -146,8 +146,14 @@ class ScriptedProvider(Plugin):
 
 
 def make_scripted(spec: str, options: Mapping[str, Any]) -> Any:
+    """``scripted`` (echo), ``scripted:PATH.jsonl`` (a script) or ``scripted:FILE.py:NAME``
+    / ``scripted:package.module:NAME`` (a policy function of the request)."""
     if not spec:
         return PolicyModel(echo_policy)
+    if ":" in spec and not spec.endswith(".jsonl"):
+        from greenroom.compose import import_ref
+
+        return PolicyModel(import_ref(spec, options.get("base_dir", ".")))
     path = Path(spec)
     if not path.is_absolute():
         path = Path(options.get("base_dir", ".")) / path

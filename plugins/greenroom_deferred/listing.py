@@ -10,8 +10,12 @@ from greenroom.tools import ToolDescriptor
 SECTION_KEY = "deferred-tools"
 
 
-def first_line(text: str, width: int = 120) -> str:
+def first_line(text: str, width: int = 90) -> str:
+    """The first sentence of a description, cut to ``width`` characters."""
     line = (text or "").strip().split("\n", 1)[0].strip()
+    end = line.find(". ")
+    if end > 0:
+        line = line[: end + 1]
     return line if len(line) <= width else line[: width - 3].rstrip() + "..."
 
 
@@ -25,15 +29,11 @@ def render_listing(
 ) -> str:
     """The listing, deterministic for a given input (sorted by group, then name)."""
     how = (
-        f"Search with {search_tool}(query) to get a tool's full schema, then call it with "
-        "deferred_tool_call(tool_name, arguments)."
+        f"Get a tool's schema with {search_tool}, then call it via deferred_tool_call."
         if strategy == "dispatch"
-        else f"Search with {search_tool}(query); found tools become callable from the next step."
+        else f"Get a tool with {search_tool}; it is callable from the next step."
     )
-    lines = [
-        "Some tools are deferred: their parameter schemas are not loaded. Before calling one "
-        f"whose parameters you have not seen, load it. {how}",
-    ]
+    lines = [f"Deferred tools (schemas not loaded). {how}"]
     if groups:
         lines.append("")
         lines.append("Tool groups (load a whole group with load_tools(group_id, tool_names?)):")
@@ -55,7 +55,8 @@ def render_listing(
         tools = sorted(by_group[group], key=lambda d: d.name)
         if style == "names":
             prefix = f"{group}: " if group else ""
-            lines.append(prefix + ", ".join(d.name for d in tools))
+            # a space joins names for free: BPE folds it into the next name's first token
+            lines.append(prefix + " ".join(d.name for d in tools))
             continue
         if group:
             lines.append(f"[{group}]")

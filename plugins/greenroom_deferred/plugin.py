@@ -96,15 +96,12 @@ def search_descriptor(max_results: int) -> ToolDescriptor:
 
 DISPATCH_DESCRIPTOR = ToolDescriptor(
     name=DISPATCH_TOOL,
-    description=(
-        "Call a deferred tool by name once you have its schema (from ToolSearch or load_tools). "
-        "arguments must match that tool's parameters."
-    ),
+    description="Call a deferred tool whose schema you have loaded.",
     parameters={
         "type": "object",
         "properties": {
-            "tool_name": {"type": "string", "description": "The deferred tool to call."},
-            "arguments": {"type": "object", "description": "Arguments for that tool."},
+            "tool_name": {"type": "string"},
+            "arguments": {"type": "object", "description": "Matching that tool's schema."},
         },
         "required": ["tool_name", "arguments"],
         "additionalProperties": False,

@@ -81,7 +81,7 @@ async def test_keyword_search_returns_full_schemas_in_functions_block(make_runti
 
 @pytest.mark.anyio
 async def test_select_resolves_exact_names_in_order_and_reports_misses(make_runtime) -> None:
-    rt, events = runtime(make_runtime, [search("select:slack_list,nope,email_get"), {"text": "ok"}])
+    rt, _events = runtime(make_runtime, [search("select:slack_list,nope,email_get"), {"text": "ok"}])
     s = rt.session()
     await s.run("x")
     (out,) = results(s)

@@ -1,0 +1,153 @@
+"""Tokens sent: all-eager vs dispatch (two listings) vs inject, on real catalogs.
+
+Every number is an exact o200k count of what the runtime really sent (``RequestSent``
+events), for the first step and for a whole scripted session in which the model makes a
+handful of discoveries and calls what it found. Ratios are against all-eager, measured in
+the same run.
+
+    python benchmarks/tokens.py [--steps 20] [--discoveries 5] [--json out.json]
+
+Needs ../shared/datasets (github_mcp, seal_tools); skips a catalog that is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from greenroom import ModelRequest
+from greenroom import events as ev
+from greenroom.catalog import load_catalog
+from greenroom.plugins import make_plugin_host
+from greenroom.runtime import Runtime
+from greenroom.scripted import PolicyModel
+from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASETS = ROOT.parent / "shared" / "datasets"
+
+STRATEGIES: dict[str, dict[str, Any]] = {
+    "all-eager": {"enabled": False},
+    "dispatch": {"strategy": "dispatch", "listing": "descriptions"},
+    "dispatch-names": {"strategy": "dispatch", "listing": "names"},
+    "inject": {"strategy": "inject", "listing": "descriptions"},
+}
+
+
+def session_policy(targets: list[str], steps: int, discoveries: int) -> Any:
+    """A model that discovers ``discoveries`` tools spread over the session and keeps
+    calling what it found; it answers on the last step."""
+    every = max(1, (steps - 1) // max(1, discoveries))
+    found: list[str] = []
+
+    def policy(request: ModelRequest) -> dict[str, Any]:
+        step = request.step
+        if step >= steps:
+            return {"text": "done"}
+        visible = {t.name for t in request.tools}
+        due = len(found) < discoveries and (step - 1) % every == 0
+        if due:
+            name = targets[len(found)]
+            found.append(name)
+            return {"tool_calls": [{"name": "ToolSearch", "arguments": {"query": f"select:{name}"}}]}
+        name = found[(step - 1) % len(found)] if found else targets[0]
+        if name in visible or "deferred_tool_call" not in visible:
+            return {"tool_calls": [{"name": name, "arguments": {}}]}
+        return {"tool_calls": [{"name": "deferred_tool_call", "arguments": {"tool_name": name, "arguments": {}}}]}
+
+    return policy
+
+
+async def measure(
+    tools: list[Any], strategy: dict[str, Any], targets: list[str], steps: int, discoveries: int
+) -> dict[str, Any]:
+    plugin = DeferredToolsPlugin(DeferredConfig(**strategy))
+    rt = Runtime(
+        model=PolicyModel(session_policy(targets, steps, discoveries)),
+        tools=tools,
+        host=make_plugin_host(records=[], extra=[plugin]),
+    )
+    requests: list[ev.RequestSent] = []
+    rt.events.subscribe(lambda e: requests.append(e) if isinstance(e, ev.RequestSent) else None)
+    from greenroom.config import AgentConfig
+
+    rt.agent = AgentConfig(max_steps=steps + 1)
+    await rt.session().run("work through the task")
+    first = requests[0]
+    return {
+        "first_tools": first.tools_tokens,
+        "first_system": first.system_tokens,
+        "first_definitions": first.tools_tokens + first.system_tokens,
+        "session_total": sum(r.total_tokens for r in requests),
+        "session_prefix": sum(r.tools_tokens + r.system_tokens for r in requests),
+        "prefix_hashes": len({r.prefix_hash for r in requests}),
+        "steps": len(requests),
+    }
+
+
+def catalogs(sizes: list[int]) -> list[tuple[str, list[Any]]]:
+    out = []
+    gh = DATASETS / "github_mcp" / "tools.jsonl"
+    if gh.exists():
+        out.append(("github_mcp (117)", load_catalog(gh)))
+    seal = DATASETS / "seal_tools" / "tools.jsonl"
+    if seal.exists():
+        everything = load_catalog(seal)
+        for n in sizes:
+            out.append((f"seal_tools ({min(n, len(everything))})", everything[:n]))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--discoveries", type=int, default=5)
+    ap.add_argument("--sizes", type=int, nargs="*", default=[100, 1000, 4076])
+    ap.add_argument("--json", type=Path, help="also write the results as JSON")
+    args = ap.parse_args(argv)
+    console = Console()
+    cats = catalogs(args.sizes)
+    if not cats:
+        console.print(f"[yellow]skipped: no datasets under {DATASETS}[/]")
+        return 0
+    results: dict[str, dict[str, Any]] = {}
+    for label, tools in cats:
+        rng = random.Random(7)
+        targets = rng.sample([t.descriptor.name for t in tools], args.discoveries)
+        results[label] = {}
+        for name, strategy in STRATEGIES.items():
+            results[label][name] = anyio.run(measure, tools, strategy, targets, args.steps, args.discoveries)
+    table = Table(
+        title=f"tokens sent (exact o200k): first step, and a {args.steps}-step session with "
+        f"{args.discoveries} discoveries; ratio to all-eager"
+    )
+    for col in ("catalog", "strategy", "step-1 tool definitions", "ratio", "session total", "ratio", "prefix hashes"):
+        table.add_column(col, justify="left" if col in ("catalog", "strategy") else "right")
+    for label, per in results.items():
+        base = per["all-eager"]
+        for name, r in per.items():
+            table.add_row(
+                label,
+                name,
+                f"{r['first_definitions']:,}",
+                f"{r['first_definitions'] / base['first_definitions']:.3f}",
+                f"{r['session_total']:,}",
+                f"{r['session_total'] / base['session_total']:.3f}",
+                str(r["prefix_hashes"]),
+            )
+    console.print(table)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
