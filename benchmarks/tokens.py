@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from rich.console import Console
+from rich.table import Table
+
 from greenroom import ModelRequest
 from greenroom import events as ev
 from greenroom.catalog import load_catalog
@@ -27,8 +30,6 @@ from greenroom.plugins import make_plugin_host
 from greenroom.runtime import Runtime
 from greenroom.scripted import PolicyModel
 from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
-from rich.console import Console
-from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT.parent / "shared" / "datasets"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import hashlib
 import json
 import logging
@@ -72,6 +73,8 @@ class ToolSet(Mapping[str, Tool]):
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._descriptors: list[ToolDescriptor] | None = None
+        self.version = 0  # bumped on every change, so views built from the set can be reused
         for t in tools:
             self.add(t)
 
@@ -81,6 +84,8 @@ class ToolSet(Mapping[str, Tool]):
             raise DuplicateToolError(f"two tools are named {name!r}")
         self._tools[name] = tool
         self._validators.pop(name, None)
+        self._descriptors = None
+        self.version += 1
 
     def __getitem__(self, name: str) -> Tool:
         return self._tools[name]
@@ -92,7 +97,10 @@ class ToolSet(Mapping[str, Tool]):
         return len(self._tools)
 
     def descriptors(self) -> list[ToolDescriptor]:
-        return [t.descriptor for t in self._tools.values()]
+        """Every tool's descriptor, in registration order (a fresh list; built once per change)."""
+        if self._descriptors is None:
+            self._descriptors = [t.descriptor for t in self._tools.values()]
+        return list(self._descriptors)
 
     def validator(self, name: str) -> jsonschema.protocols.Validator:
         """The tool's argument validator, compiled on first use and kept."""
@@ -156,6 +164,7 @@ class RunContext:
         self.state = StateStore(runtime.registry, Scope.RUN)
         self.hidden: frozenset[str] = frozenset()
         self.usage_total = Usage()
+        self._visible: tuple[int, frozenset[str], list[ToolDescriptor]] | None = None
 
     # shortcuts plugins use often
     @property
@@ -183,10 +192,14 @@ class RunContext:
         return self.profile_state[ToolPriors]
 
     def visible_descriptors(self) -> list[ToolDescriptor]:
-        """Every tool this agent may use in this run (hidden tools removed)."""
-        if not self.hidden:
-            return self.runtime.tools.descriptors()
-        return [d for d in self.runtime.tools.descriptors() if d.name not in self.hidden]
+        """Every tool this agent may use in this run (hidden tools removed); a fresh list,
+        rebuilt only when the tool set or the hidden set changed."""
+        tools = self.runtime.tools
+        cached = self._visible
+        if cached is None or cached[0] != tools.version or cached[1] is not self.hidden:
+            visible = [d for d in tools.descriptors() if d.name not in self.hidden]
+            cached = self._visible = (tools.version, self.hidden, visible)
+        return list(cached[2])
 
     def emit(self, event: ev.Event) -> None:
         self.runtime.events.emit(event)
@@ -618,12 +631,18 @@ class Runtime:
         messages_tok = sum(_message_tokens(m) for m in request.messages)
         return ev.RequestSent(
             step=request.step,
-            system_tokens=count_tokens(request.system_text),
+            system_tokens=_text_tokens(request.system_text),
             tools_tokens=tools_tok,
             messages_tokens=messages_tok,
             prefix_hash=h.hexdigest()[:16],
             tool_names=tuple(d.name for d in request.tools),
         )
+
+
+@functools.lru_cache(maxsize=64)
+def _text_tokens(text: str) -> int:
+    """System prompts repeat from step to step; count each distinct one once."""
+    return count_tokens(text)
 
 
 _MESSAGE_TOKENS: dict[int, tuple[Message, int]] = {}
