@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 
 import attrs
+
 from greenroom.tokens import count_tokens, parameters_json
 from greenroom.tools import ToolDescriptor
 

@@ -35,7 +35,6 @@ from greenroom.search import resolve_select
 from greenroom.state import StateRegistry
 from greenroom.tokens import compact_json
 from greenroom.tools import Tool, ToolCallContext
-
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.costs import chars4_cost, cost
 from greenroom_deferred.globs import matches

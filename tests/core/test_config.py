@@ -6,6 +6,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+
 from greenroom.config import ConfigError, load_config
 from greenroom.plugins import Plugin
 

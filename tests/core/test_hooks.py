@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 import typer
+from typer.testing import CliRunner
+
 from greenroom import (
     Decision,
     Plugin,
@@ -25,7 +27,6 @@ from greenroom import (
 from greenroom.compose import build_model
 from greenroom.models import Message, ModelResponse
 from greenroom.plugins import make_plugin_host
-from typer.testing import CliRunner
 
 
 @tool

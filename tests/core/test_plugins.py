@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from greenroom.plugins import AUTOLOAD_ENV, PluginHookError, discover, make_plugin_host
 from greenroom.scripted import ScriptedModel
 
@@ -71,6 +72,7 @@ def test_config_section_of_an_installed_plugin_is_validated(tmp_path: Path) -> N
 @pytest.mark.anyio
 async def test_installed_plugin_hooks_fire_in_phase_order(tmp_path: Path) -> None:
     import greenroom_example
+
     from greenroom.compose import build_runtime
 
     cfg = tmp_path / "a.toml"

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import attrs
 import pytest
+
 from greenroom import Decision, Plugin, Scope, ToolCall, hookimpl, tool
 from greenroom.scripted import ScriptedModel, ScriptError
 

@@ -10,6 +10,7 @@ import attrs
 import jsonschema
 import pytest
 from gr_testutil import DATASETS
+
 from greenroom.catalog import CatalogError, load_catalog
 from greenroom.tools import ToolCallContext, ToolResult, tool
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+
 from greenroom import ToolDescriptor
 from greenroom.config import ConfigError, load_config
 from greenroom.tools import CatalogTool

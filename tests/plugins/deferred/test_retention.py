@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from greenroom import events as ev
 from greenroom_deferred import BetaState, DeferralState, DeferredConfig, DeferredToolsPlugin, RetentionConfig, breakeven
 from greenroom_deferred.retention import should_redefer

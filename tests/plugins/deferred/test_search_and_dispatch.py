@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+
 from greenroom import Decision, Plugin, ToolCall, hookimpl, tool
 from greenroom import events as ev
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
