@@ -138,6 +138,15 @@ def config_schema(
     typer.echo(json.dumps(schema, indent=2))
 
 
+@config_app.command("reference")
+def config_reference() -> None:
+    """Print the configuration reference (Markdown) generated from every schema."""
+    from greenroom.reference import render_reference
+
+    records = [r for r in discover() if r.distribution == "greenroom"]  # first-party only: stable
+    typer.echo(render_reference(records), nl=False)
+
+
 # ----------------------------------------------------------------------------- inspect / run
 
 

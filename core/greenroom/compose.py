@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from greenroom.catalog import CatalogError, load_catalog
 from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig, load_config, structure_plugin_config
 from greenroom.events import EventBus
+from greenroom.groups import ToolGroup
 from greenroom.models import Model, ProviderFactory
 from greenroom.plugins import Plugin, PluginHost, PluginRecord, discover, make_plugin_host
 from greenroom.runtime import DuplicateToolError, Runtime
-from greenroom.tools import FunctionTool, Tool, tool
+from greenroom.tools import FunctionTool, Tool, ToolDescriptor, tool
 
 
 def plugin_schemas(records: Iterable[PluginRecord]) -> dict[str, dict[str, Any]]:
@@ -115,6 +119,46 @@ def build_tools(cfg: RuntimeConfig) -> list[Tool]:
     return tools
 
 
+def build_groups(cfg: RuntimeConfig) -> list[ToolGroup]:
+    """Groups behind Python loaders (``[[tools.groups]]``)."""
+    out: list[ToolGroup] = []
+    for i, g in enumerate(cfg.tools.groups):
+        where = f"tools.groups[{i}]"
+        origin = cfg.origin(where)
+        base = Path(origin).parent if origin else Path(cfg.base_dir)
+        try:
+            func = import_ref(g.loader, base)
+            known: list[ToolDescriptor] = []
+            if g.catalog:
+                known = [t.descriptor for t in load_catalog(base / g.catalog)]
+            known_names = {d.name for d in known}
+            known += [ToolDescriptor(n, "", group=g.id) for n in g.tools if n not in known_names]
+        except (ConfigError, CatalogError) as exc:
+            raise ConfigError(str(getattr(exc, "message", exc)), file=origin, path=where) from None
+        known = [attrs.evolve(d, group=g.id) for d in known]
+        out.append(
+            ToolGroup(
+                id=g.id,
+                name=g.name or g.id,
+                description=g.description,
+                loader=_loader(func, g.loader),
+                known=known,
+                defer=g.defer,
+            )
+        )
+    return out
+
+
+def _loader(func: Any, ref: str) -> Any:
+    async def load() -> list[Tool]:
+        value = func()
+        if inspect.isawaitable(value):
+            value = await value
+        return as_tools(value, ref)
+
+    return load
+
+
 def providers(host: PluginHost) -> dict[str, ProviderFactory]:
     out: dict[str, ProviderFactory] = {}
     for contributed in host.call_sync("greenroom_model_providers"):
@@ -154,13 +198,14 @@ def build_runtime(
         configs, enable=cfg.plugins.enable, disable=cfg.plugins.disable, records=recs, extra=extra_plugins
     )
     tools = [*build_tools(cfg), *extra_tools]
+    groups = build_groups(cfg)
     if model is None:
         try:
             model = build_model(cfg.agent.model, cfg.model, host, cfg.base_dir)
         except ConfigError as exc:
             raise ConfigError(exc.message, file=cfg.origin("agent.model"), path="agent.model") from None
     try:
-        rt = Runtime(model=model, tools=tools, host=host, agent=cfg.agent, events=events)
+        rt = Runtime(model=model, tools=tools, host=host, agent=cfg.agent, events=events, groups=groups)
     except DuplicateToolError as exc:
         raise ConfigError(str(exc), file=cfg.files[-1], path="tools") from None
     rt.config = cfg

@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import cattrs
@@ -86,12 +86,37 @@ class McpServerConfig:
     env: dict[str, str] = attrs.field(factory=dict)
     url: str | None = None
     headers: dict[str, str] = attrs.field(factory=dict)
-    naming: str = "prefixed"
+    naming: Literal["prefixed", "bare"] = "prefixed"
     description: str | None = None
     defer: bool = True
-    start: str = "lazy"
+    start: Literal["lazy", "eager"] = "lazy"
     timeout: float = 30.0
     connect_timeout: float = 30.0
+
+
+@attrs.frozen
+class GroupConfig:
+    """A group of tools loaded on demand by a Python loader.
+
+    Args:
+        id: Group id the model passes to load_tools (e.g. ``billing``).
+        loader: Import reference ``package.module:function`` (or ``file.py:function``); the
+            function (sync or async) returns the group's tools.
+        name: Display name (default: the id).
+        description: One line for the catalog.
+        tools: Tool names for the catalog before the loader has run (optional).
+        catalog: A JSON/JSONL catalog with the tools' descriptors, so search can find them
+            before loading (optional; relative to the config).
+        defer: Whether the group's tools start deferred.
+    """
+
+    id: str
+    loader: str
+    name: str | None = None
+    description: str = ""
+    tools: tuple[str, ...] = ()
+    catalog: str | None = None
+    defer: bool = True
 
 
 @attrs.frozen
@@ -103,11 +128,13 @@ class ToolsConfig:
             or a function to wrap as a tool.
         catalogs: JSON or JSONL catalog files (descriptor-only tools), relative to the config.
         mcp: MCP servers.
+        groups: Tool groups behind Python loaders.
     """
 
     python: tuple[str, ...] = ()
     catalogs: tuple[str, ...] = ()
     mcp: tuple[McpServerConfig, ...] = ()
+    groups: tuple[GroupConfig, ...] = ()
 
 
 @attrs.frozen

@@ -15,6 +15,7 @@ import pluggy
 if TYPE_CHECKING:
     import typer
 
+    from greenroom.groups import ToolGroup
     from greenroom.models import ModelResponse, ProviderFactory, RequestDraft, ToolCall
     from greenroom.runtime import Decision, RunContext, RunOutcome, ToolSet
     from greenroom.search import Ranking, ScoredTool, SearchQuery
@@ -42,12 +43,12 @@ def greenroom_register_state(registry: StateRegistry) -> None:
 
 
 @hookspec
-def greenroom_tools(tools: ToolSet) -> Iterable[Tool] | None:
+def greenroom_tools(tools: ToolSet, groups: Mapping[str, ToolGroup]) -> Iterable[Tool] | None:
     """Contribute tools of the plugin's own (for example ToolSearch, load_tools).
 
-    Called once per runtime with the user's tool set (read-only), after the user's tools
-    are known. Return the tools to add; they are visible to the model like any other tool
-    and go through the same placement, validation and gates.
+    Called once per runtime with the user's tool set and tool groups (read-only), after
+    they are known. Return the tools to add; they are visible to the model like any other
+    tool and go through the same placement, validation and gates.
     """
 
 

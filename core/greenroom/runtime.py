@@ -324,7 +324,7 @@ class Runtime:
         host.call_sync("greenroom_register_state", registry=self.registry)
         self.tools = ToolSet(tools)
         self.user_tool_names = frozenset(self.tools)
-        for contributed in host.call_sync("greenroom_tools", tools=self.tools):
+        for contributed in host.call_sync("greenroom_tools", tools=self.tools, groups=self.groups):
             for t in contributed or ():
                 self.tools.add(t)
         self.profile_state = StateStore(self.registry, Scope.PROFILE)

@@ -60,7 +60,10 @@ class DeferredConfig:
         strategy: ``dispatch`` keeps the tools array and system prompt byte-identical and
             sends schemas in tool results; ``inject`` adds found tools to the tools array.
         listing: How deferred tools are listed in the system prompt: ``descriptions``
-            (name and first line, grouped) or ``names`` (smallest).
+            (name and first line, grouped), ``names``, or ``groups`` (tool counts per
+            group only; the model must search).
+        listing_budget: Most tokens the listing may take; a larger one steps down from
+            descriptions to names to groups to a bare count (0: no limit).
         rules: Ordered placement rules; the first match wins.
         default_mode: Mode of a tool that no rule matches.
         never_defer: Tools that always keep their full schema.
@@ -77,7 +80,8 @@ class DeferredConfig:
 
     enabled: bool | None = None
     strategy: Literal["dispatch", "inject"] = "dispatch"
-    listing: Literal["descriptions", "names"] = "descriptions"
+    listing: Literal["descriptions", "names", "groups"] = "descriptions"
+    listing_budget: int = 8000
     rules: tuple[Rule, ...] = ()
     default_mode: Literal["eager", "deferred"] = "deferred"
     never_defer: tuple[str, ...] = ()

@@ -50,6 +50,13 @@ def render_listing(
     for d in deferred:
         by_group.setdefault(d.group or "", []).append(d)
     lines.append("")
+    if style == "count":
+        lines.append(f"{len(deferred)} deferred tools in {len(by_group)} group(s); find them with search.")
+        return "\n".join(lines)
+    if style == "groups":
+        counts = ", ".join(f"{g or 'other'} ({len(ts)})" for g, ts in sorted(by_group.items()))
+        lines.append(f"{len(deferred)} deferred tools, by group: {counts}.")
+        return "\n".join(lines)
     lines.append("<available-deferred-tools>")
     for group in sorted(by_group):
         tools = sorted(by_group[group], key=lambda d: d.name)

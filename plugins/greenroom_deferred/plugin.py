@@ -14,7 +14,7 @@ Phases:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from greenroom import (
@@ -29,11 +29,12 @@ from greenroom import (
     hookimpl,
 )
 from greenroom import events as ev
+from greenroom.groups import ToolGroup
 from greenroom.models import ModelResponse, RequestDraft, SystemSection
 from greenroom.runtime import RunOutcome, ToolSet
 from greenroom.search import resolve_select
 from greenroom.state import StateRegistry
-from greenroom.tokens import compact_json
+from greenroom.tokens import compact_json, count_tokens
 from greenroom.tools import Tool, ToolCallContext
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.costs import chars4_cost, cost
@@ -166,10 +167,12 @@ class DeferredToolsPlugin(Plugin):
         registry.register(DeferralState, Scope.SESSION, owner=self.name)
 
     @hookimpl
-    def greenroom_tools(self, tools: ToolSet) -> Iterable[Tool]:
+    def greenroom_tools(self, tools: ToolSet, groups: Mapping[str, ToolGroup]) -> Iterable[Tool]:
         out: list[Tool] = [_PluginTool(search_descriptor(self.config.max_results))]
         if self.config.strategy == "dispatch":
             out.append(_PluginTool(DISPATCH_DESCRIPTOR))
+        if groups:
+            out.append(_PluginTool(LOAD_DESCRIPTOR))
         return out
 
     # ------------------------------------------------------------------ helpers
@@ -178,10 +181,9 @@ class DeferredToolsPlugin(Plugin):
 
     def _own_tools(self, ctx: RunContext) -> list[ToolDescriptor]:
         names = [SEARCH_TOOL, DISPATCH_TOOL] if self.config.strategy == "dispatch" else [SEARCH_TOOL]
-        out = [ctx.tools[n].descriptor for n in names if n in ctx.tools]
         if ctx.runtime.groups:
-            out.append(LOAD_DESCRIPTOR)
-        return out
+            names.append(LOAD_TOOL)
+        return [ctx.tools[n].descriptor for n in names if n in ctx.tools]
 
     def _catalog(self, ctx: RunContext) -> list[ToolDescriptor]:
         """Every tool the agent may use: loaded ones, then group tools not loaded yet."""
@@ -286,13 +288,20 @@ class DeferredToolsPlugin(Plugin):
             for d in self._catalog(ctx)
             if st.modes.get(d.name, Placement("eager", "")).mode == "deferred" and d.name not in grouped
         ]
-        return render_listing(
-            deferred,
-            style=self.config.listing,
-            strategy=self.config.strategy,
-            search_tool=SEARCH_TOOL,
-            groups=list(ctx.runtime.groups.values()),
-        )
+        styles = ("descriptions", "names", "groups", "count")
+        text = ""
+        for style in styles[styles.index(self.config.listing) :]:
+            text = render_listing(
+                deferred,
+                style=style,
+                strategy=self.config.strategy,
+                search_tool=SEARCH_TOOL,
+                groups=list(ctx.runtime.groups.values()),
+            )
+            # a listing over budget steps down to a smaller form rather than flood the prompt
+            if not self.config.listing_budget or count_tokens(text) <= self.config.listing_budget:
+                break
+        return text
 
     # ------------------------------------------------------------------ phases
     @hookimpl
