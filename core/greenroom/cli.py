@@ -240,6 +240,36 @@ def demo_cmd(
         fail(str(exc))
 
 
+bench_app = typer.Typer(help="Reproducible measurements.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+
+@bench_app.command("sessions")
+def bench_sessions(
+    catalog: Annotated[Path, typer.Option(help="Tool catalog (JSON/JSONL).")],
+    steps: Annotated[int, typer.Option(help="Model calls per session.")] = 30,
+    discoveries: Annotated[int, typer.Option(help="Tools discovered over the session.")] = 5,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N tools.")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    plot: Annotated[Path | None, typer.Option(help="Write a PNG of cumulative cost per step.")] = None,
+) -> None:
+    """Price one replayed session under each strategy, as providers bill it."""
+    from greenroom.bench import compare, load_tools
+    from greenroom.report import plot_cumulative, print_session_costs
+
+    try:
+        tools = load_tools(catalog, limit)
+    except Exception as exc:
+        fail(str(exc))
+    results = compare(tools, steps=steps, discoveries=discoveries)
+    if as_json:
+        typer.echo(json.dumps(results, indent=2))
+    else:
+        print_session_costs(console, f"{catalog.name} ({len(tools)} tools)", results)
+    if plot:
+        plot_cumulative(results, plot, title=f"{catalog.name}: {steps} steps, {discoveries} discoveries")
+
+
 # ----------------------------------------------------------------------------- plugin commands
 
 

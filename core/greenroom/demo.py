@@ -27,6 +27,8 @@ from greenroom.tokens import count_tokens, tool_tokens
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "examples" / "demo"
 
+FOLLOW_UP = "Keep watching the checkout alert for a few minutes and tell me when it clears."
+
 TASK = (
     "Checkout latency is spiking. Find the active alert, look up who is on call for the "
     "payments service, page them with the alert summary, and post an incident note in "
@@ -51,12 +53,13 @@ class Recorder:
         self.steps: list[StepTokens] = []
         self.searches = 0
         self.calls: list[str] = []
+        self.deferred: list[tuple[int, str, str]] = []
 
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.RequestSent):
             self.steps.append(
                 StepTokens(
-                    event.step,
+                    len(self.steps) + 1,
                     event.system_tokens,
                     event.tools_tokens,
                     event.messages_tokens,
@@ -64,6 +67,8 @@ class Recorder:
                     event.prefix_hash,
                 )
             )
+        elif isinstance(event, ev.ToolDeferred):
+            self.deferred.append((event.step, event.tool, event.reason))
         elif isinstance(event, ev.SearchPerformed):
             self.searches += 1
         elif isinstance(event, ev.ToolExecuted) and not event.is_error and event.tool != "ToolSearch":
@@ -112,6 +117,10 @@ def run_demo(
         session = rt.session()
         try:
             outcome = await session.run(TASK)
+            if strategy == "inject":
+                # a follow-up in the same session, so retention has idle tools to act on
+                console.print(f"\n[bold]follow-up:[/] {FOLLOW_UP}\n", highlight=False)
+                outcome = await session.run(FOLLOW_UP)
         finally:
             await rt.aclose()
         return session, outcome
@@ -170,6 +179,10 @@ def _summary(
         f"steps{' - byte-identical, the prompt cache keeps working' if len(prefixes) == 1 else ''}"
     )
     console.print(f"searches: {rec.searches} · tool calls: {len(rec.calls)} · outcome: {outcome.stop_reason}")
+    if rec.deferred:
+        console.print("[bold]retention re-deferred idle tools[/] (their schemas leave the tools array):")
+        for step, name, reason in rec.deferred:
+            console.print(f"  step {step}: {name} ({reason})", highlight=False)
     snapshot = session.last_snapshot
     learned = []
     for value in snapshot.values() if snapshot is not None else []:
@@ -191,4 +204,5 @@ def _summary(
         "prefixes": len(prefixes),
         "learned": learned,
         "stop_reason": outcome.stop_reason,
+        "redeferred": [name for _, name, _ in rec.deferred],
     }

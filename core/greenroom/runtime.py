@@ -628,7 +628,7 @@ class Runtime:
             h.update(b"\n")
         stable = "\n\n".join(s.text for s in request.system if s.stable)
         h.update(b"\x00system\x00" + stable.encode())
-        messages_tok = sum(_message_tokens(m) for m in request.messages)
+        messages_tok = sum(message_tokens(m) for m in request.messages)
         return ev.RequestSent(
             step=request.step,
             system_tokens=_text_tokens(request.system_text),
@@ -648,7 +648,7 @@ def _text_tokens(text: str) -> int:
 _MESSAGE_TOKENS: dict[int, tuple[Message, int]] = {}
 
 
-def _message_tokens(m: Message) -> int:
+def message_tokens(m: Message) -> int:
     hit = _MESSAGE_TOKENS.get(id(m))
     if hit is not None and hit[0] is m:
         return hit[1]

@@ -38,6 +38,9 @@ FINAL = (
     "on-call, has been paged, and the incident note is posted in #incidents."
 )
 
+FOLLOW_UP = "Keep watching the checkout alert for a few minutes and tell me when it clears."
+WATCH_CHECKS = 7
+
 _NAME = re.compile(r'"name": "([^"]+)"')
 
 
@@ -49,6 +52,8 @@ def demo_policy(request: ModelRequest) -> dict[str, Any]:
     seen_schemas = {n for m in turn if m.role == "tool" and m.name == "ToolSearch" for n in _NAME.findall(m.content)}
     searched = [c.arguments.get("query") for m in turn for c in m.tool_calls if c.name == "ToolSearch" and c.arguments]
     visible = {t.name for t in request.tools}
+    if turn[0].content == FOLLOW_UP:
+        return _watch(turn, visible)
     for name, args, query in PLAN:
         if name in done:
             continue
@@ -66,5 +71,14 @@ def demo_policy(request: ModelRequest) -> dict[str, Any]:
     return {"text": FINAL}
 
 
-def make_policy(spec: str = "") -> Any:
-    return demo_policy
+def _watch(turn: list[Any], visible: set[str]) -> dict[str, Any]:
+    """The follow-up: poll the alert a few times, using nothing else (so the other tools
+    the first task promoted sit idle, which is what retention is for)."""
+    checks = sum(1 for m in turn if m.role == "tool" and m.name == "monitoring_list_active_alerts")
+    if checks >= WATCH_CHECKS:
+        return {"text": "ALRT-4821 is still firing after several checks; I will keep the incident open."}
+    args = {"service": "checkout"}
+    if "monitoring_list_active_alerts" in visible:
+        return {"tool_calls": [{"name": "monitoring_list_active_alerts", "arguments": args}]}
+    wrapped = {"tool_name": "monitoring_list_active_alerts", "arguments": args}
+    return {"tool_calls": [{"name": "deferred_tool_call", "arguments": wrapped}]}
