@@ -23,8 +23,8 @@ import anyio
 from rich.console import Console
 from rich.table import Table
 
-from greenroom import ModelRequest
 from greenroom import events as ev
+from greenroom.bench import session_policy
 from greenroom.catalog import load_catalog
 from greenroom.plugins import make_plugin_host
 from greenroom.runtime import Runtime
@@ -40,30 +40,6 @@ STRATEGIES: dict[str, dict[str, Any]] = {
     "dispatch-names": {"strategy": "dispatch", "listing": "names"},
     "inject": {"strategy": "inject", "listing": "descriptions"},
 }
-
-
-def session_policy(targets: list[str], steps: int, discoveries: int) -> Any:
-    """A model that discovers ``discoveries`` tools spread over the session and keeps
-    calling what it found; it answers on the last step."""
-    every = max(1, (steps - 1) // max(1, discoveries))
-    found: list[str] = []
-
-    def policy(request: ModelRequest) -> dict[str, Any]:
-        step = request.step
-        if step >= steps:
-            return {"text": "done"}
-        visible = {t.name for t in request.tools}
-        due = len(found) < discoveries and (step - 1) % every == 0
-        if due:
-            name = targets[len(found)]
-            found.append(name)
-            return {"tool_calls": [{"name": "ToolSearch", "arguments": {"query": f"select:{name}"}}]}
-        name = found[(step - 1) % len(found)] if found else targets[0]
-        if name in visible or "deferred_tool_call" not in visible:
-            return {"tool_calls": [{"name": name, "arguments": {}}]}
-        return {"tool_calls": [{"name": "deferred_tool_call", "arguments": {"tool_name": name, "arguments": {}}}]}
-
-    return policy
 
 
 async def measure(
