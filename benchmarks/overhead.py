@@ -74,8 +74,9 @@ async def noop() -> str:
 
 def catalog(n: int) -> list[Any]:
     params = {"type": "object", "properties": {"q": {"type": "string", "description": "A query string."}}}
-    return [CatalogTool(ToolDescriptor(f"tool_{i:05d}", f"Catalog tool number {i}.", params), "bench")
-            for i in range(n)]
+    return [
+        CatalogTool(ToolDescriptor(f"tool_{i:05d}", f"Catalog tool number {i}.", params), "bench") for i in range(n)
+    ]
 
 
 def policy(steps: int) -> Any:
@@ -111,8 +112,12 @@ async def bare_loop(steps: int) -> float:
 
 
 async def runtime_loop(steps: int, tools: list[Any], plugins: list[Plugin]) -> float:
-    rt = Runtime(model=CountingModel(policy(steps)), tools=[noop, *tools],
-                 host=make_plugin_host(records=[], extra=plugins), agent=AgentConfig(max_steps=steps + 1))
+    rt = Runtime(
+        model=CountingModel(policy(steps)),
+        tools=[noop, *tools],
+        host=make_plugin_host(records=[], extra=plugins),
+        agent=AgentConfig(max_steps=steps + 1),
+    )
     session = rt.session()
     start = time.perf_counter()
     await session.run("go")
@@ -127,8 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     console = Console()
     bare = statistics.median(anyio.run(bare_loop, args.steps) for _ in range(args.repeat)) / args.steps
-    table = Table(title=f"per-step overhead (median of {args.repeat} runs of {args.steps} steps); "
-                        f"bare loop {bare * 1e6:.1f} µs/step")
+    table = Table(
+        title=f"per-step overhead (median of {args.repeat} runs of {args.steps} steps); "
+        f"bare loop {bare * 1e6:.1f} µs/step"
+    )
     for col in ("tools", "plugins", "deferral", "µs/step", "overhead µs/step", "x bare"):
         table.add_column(col, justify="right")
     for n in args.sizes:
@@ -140,8 +147,14 @@ def main(argv: list[str] | None = None) -> int:
                     plugins.append(DeferredToolsPlugin(DeferredConfig(enabled=True)))
                 times = [anyio.run(runtime_loop, args.steps, tools, plugins) for _ in range(args.repeat)]
                 per = statistics.median(times) / args.steps
-                table.add_row(f"{n:,}", str(count), "dispatch" if deferral else "all sent", f"{per * 1e6:,.0f}",
-                              f"{(per - bare) * 1e6:,.0f}", f"{per / bare:,.1f}")
+                table.add_row(
+                    f"{n:,}",
+                    str(count),
+                    "dispatch" if deferral else "all sent",
+                    f"{per * 1e6:,.0f}",
+                    f"{(per - bare) * 1e6:,.0f}",
+                    f"{per / bare:,.1f}",
+                )
     console.print(table)
     return 0
 

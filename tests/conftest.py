@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from gr_testutil import FIXTURES
+
 from greenroom.plugins import Plugin, make_plugin_host
 from greenroom.runtime import Runtime
 from greenroom.scripted import ScriptedModel
@@ -55,16 +56,19 @@ def make_runtime() -> Callable[..., Runtime]:
 
 
 def pip(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "-q", "--disable-pip-version-check", *args],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check", *args], check=True, capture_output=True
+    )
 
 
 @pytest.fixture(scope="module")
 def installed_fixture_plugins() -> Iterator[None]:
     """Install the example and broken plugin distributions for one test module, then remove
     them (both are opt-in, so tests running meanwhile are not affected)."""
-    dists = {"greenroom-example-plugin": FIXTURES / "example_plugin",
-             "greenroom-broken-plugin": FIXTURES / "broken_plugin"}
+    dists = {
+        "greenroom-example-plugin": FIXTURES / "example_plugin",
+        "greenroom-broken-plugin": FIXTURES / "broken_plugin",
+    }
     for path in dists.values():
         pip("install", "--no-deps", "--no-build-isolation", str(path))
     try:
