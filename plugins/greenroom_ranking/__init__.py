@@ -1,0 +1,22 @@
+"""search-ranking: keyword and BM25 rankers for ToolSearch, fused
+with any third-party ranker, boosted by learned usage priors, plus ``greenroom rank eval``.
+"""
+
+from greenroom_ranking.config import BUILTIN_RANKERS, DEFAULT_RANKERS, RankingConfig
+from greenroom_ranking.fusion import CompositeRanking, cut, fuse, prior_boost, rrf, weighted
+from greenroom_ranking.plugin import SearchRankingPlugin
+from greenroom_ranking.rankers import CatalogCache
+
+__all__ = [
+    "BUILTIN_RANKERS",
+    "DEFAULT_RANKERS",
+    "CatalogCache",
+    "CompositeRanking",
+    "RankingConfig",
+    "SearchRankingPlugin",
+    "cut",
+    "fuse",
+    "prior_boost",
+    "rrf",
+    "weighted",
+]

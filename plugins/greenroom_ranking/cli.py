@@ -1,0 +1,125 @@
+"""``greenroom rank eval``: measure rankers on a catalog with known answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from greenroom_ranking.evaluate import BASELINE, DEFAULT, EvalResult, evaluate, load_queries, load_tools, relative
+
+rank_app = typer.Typer(
+    help="Tool-search ranking: evaluate rankers on catalogs with known answers.", no_args_is_help=True
+)
+
+DEFAULT_RANKERS = [BASELINE, "keyword", "bm25", DEFAULT]
+
+
+def results_table(results: list[EvalResult], title: str = "") -> Table:
+    """Rankers side by side, with Recall@5 relative to the baseline when it was run."""
+    rel = relative(results)
+    table = Table(title=title or None)
+    for col in (
+        "ranker",
+        "queries",
+        "R@5",
+        "R@10",
+        "nDCG@10",
+        "MRR",
+        "all@5",
+        "vs bm25-plain R@5",
+        "build s",
+        "p50 ms",
+        "p95 ms",
+    ):
+        table.add_column(col, justify="left" if col in ("ranker", "queries") else "right")
+    for r in results:
+        ratio = rel.get((r.ranker, r.form), {}).get("recall_at_5")
+        table.add_row(
+            f"{r.ranker} ({r.form})",
+            str(r.queries),
+            f"{r.recall_at_5:.3f}",
+            f"{r.recall_at_10:.3f}",
+            f"{r.ndcg_at_10:.3f}",
+            f"{r.mrr:.3f}",
+            f"{r.all_gold_at_5:.3f}",
+            "" if ratio is None else f"{ratio:.2f}x",
+            f"{r.build_seconds:.2f}",
+            f"{r.p50_ms:.2f}",
+            f"{r.p95_ms:.2f}",
+        )
+    return table
+
+
+@rank_app.command("eval")
+def eval_cmd(
+    tools: Annotated[
+        Path, typer.Option("--tools", help="Catalog: tools.jsonl (name, description, parameters, group).")
+    ],
+    queries: Annotated[Path, typer.Option("--queries", help="queries.jsonl (query, gold).")],
+    ranker: Annotated[
+        list[str] | None,
+        typer.Option("--ranker", help="Ranker to measure (repeat): default, keyword, bm25, bm25-plain, or a+b."),
+    ] = None,
+    form: Annotated[
+        str, typer.Option("--form", help="Query form: full (the request), keywords (its first content words), both.")
+    ] = "both",
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Evaluate an evenly spaced sample of N queries.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Recall@5, Recall@10, nDCG@10, MRR, all-gold@5, build time and latency per ranker."""
+    if form not in ("full", "keywords", "both"):
+        raise typer.BadParameter("use full, keywords or both", param_hint="--form")
+    forms: list[Any] = ["full", "keywords"] if form == "both" else [form]
+    names = ranker or DEFAULT_RANKERS
+    try:
+        catalog = load_tools(tools)
+        qs = load_queries(queries, limit)
+    except (OSError, ValueError) as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+    results: list[EvalResult] = []
+    err = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=as_json,
+        transient=True,
+    ) as progress:
+        for f in forms:
+            for name in names:
+                task = progress.add_task(f"{name} ({f})", total=len(qs))
+
+                def advance(n: int, task: Any = task) -> None:
+                    progress.advance(task, n)
+
+                try:
+                    results.append(evaluate(catalog, qs, name, form=f, progress=advance))
+                except (ValueError, RuntimeError, ImportError) as exc:
+                    err.print(f"[bold red]error:[/] {exc}", highlight=False)
+                    raise typer.Exit(2) from None
+    if as_json:
+        rel = relative(results)
+        payload = {
+            "tools": str(tools),
+            "queries": str(queries),
+            "tool_count": len(catalog),
+            "query_count": len(qs),
+            "baseline": BASELINE,
+            "results": [{**r.to_json(), "vs_baseline": rel.get((r.ranker, r.form))} for r in results],
+        }
+        typer.echo(json.dumps(payload, indent=2, sort_keys=True))
+        return
+    Console().print(
+        results_table(results, f"{tools.parent.name or tools.name}: {len(catalog)} tools, {len(qs)} queries")
+    )

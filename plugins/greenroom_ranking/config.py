@@ -1,0 +1,152 @@
+"""The ``[plugins.search-ranking]`` section: a frozen attrs class and its JSON Schema."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+_ge, _le, _gt = attrs.validators.ge, attrs.validators.le, attrs.validators.gt
+
+BUILTIN_RANKERS = ("keyword", "bm25", "bm25-plain")
+"""Rankers this plugin ships (an embedding ranker is planned, not shipped yet)."""
+
+DEFAULT_RANKERS = ("keyword", "bm25")
+
+
+def _check_rankers(_inst: Any, _attr: Any, value: tuple[str, ...]) -> None:
+    unknown = [r for r in value if r not in BUILTIN_RANKERS]
+    if unknown:
+        raise ValueError(f"unknown ranker(s) {', '.join(unknown)}; choose from {', '.join(BUILTIN_RANKERS)}")
+    if not value:
+        raise ValueError("rankers must name at least one ranker")
+
+
+@attrs.frozen
+class RankingConfig:
+    """How ToolSearch keyword queries are ranked."""
+
+    rankers: tuple[str, ...] = attrs.field(
+        default=DEFAULT_RANKERS,
+        converter=tuple,
+        validator=_check_rankers,
+        metadata={
+            "description": (
+                "Built-in rankers to run, fused together with any third-party ranker: keyword "
+                "(name/description term hits), bm25 (BM25 over split names, descriptions and "
+                "parameters), bm25-plain (BM25 over name and description, the baseline)."
+            )
+        },
+    )
+    fusion: Literal["rrf", "weighted"] = attrs.field(
+        default="weighted",
+        validator=attrs.validators.in_(("rrf", "weighted")),
+        metadata={
+            "description": (
+                "How rankings combine: rrf (reciprocal-rank fusion, sum of weight/(rrf_k + rank)) or "
+                "weighted (sum of weight * score scaled to 0..1 by each ranking's top score)."
+            )
+        },
+    )
+    weights: dict[str, float] = attrs.field(
+        factory=lambda: {"keyword": 0.3, "bm25": 1.0},
+        metadata={
+            "description": (
+                "Weight of each ranking in the fusion, by ranker name (third-party rankers "
+                "included); a ranker not listed gets default_weight."
+            )
+        },
+    )
+    default_weight: float = attrs.field(
+        default=1.0, validator=_ge(0), metadata={"description": "Fusion weight of rankers missing from weights."}
+    )
+    rrf_k: float = attrs.field(
+        default=60.0, validator=_gt(0), metadata={"description": "The k of reciprocal-rank fusion (larger flattens)."}
+    )
+    depth: int = attrs.field(
+        default=100,
+        validator=_ge(1),
+        metadata={"description": ("How many results each ranker contributes to the fusion.")},
+    )
+    prior_weight: float = attrs.field(
+        default=0.5,
+        validator=_ge(0),
+        metadata={
+            "description": (
+                "Boost from the agent's learned usage priors: a fused score is multiplied by "
+                "1 + prior_weight * p, where p is the tool's use probability (ToolPriors). "
+                "0 turns it off. It reorders near-ties, not clear winners."
+            )
+        },
+    )
+    max_results: int | None = attrs.field(
+        default=None,
+        metadata={
+            "description": ("Upper bound on results per search; null: the query's own max_results (ToolSearch's).")
+        },
+    )
+    min_score_ratio: float = attrs.field(
+        default=0.0,
+        validator=[_ge(0), _le(1)],
+        metadata={
+            "description": (
+                "Top-band cutoff: drop results whose fused score is below this share of the best "
+                "one (0.5 is everruns' half-of-top band). 0 keeps every result up to the cap."
+            )
+        },
+    )
+    keyword_band: float = attrs.field(
+        default=0.5,
+        validator=[_ge(0), _le(1)],
+        metadata={
+            "description": (
+                "keyword ranker: keep tools scoring at least ceil(top * keyword_band) (REFERENCE C's "
+                "half-of-top band); 0 keeps every tool with a hit."
+            )
+        },
+    )
+    keyword_stop_words: bool = attrs.field(
+        default=True,
+        metadata={
+            "description": (
+                "keyword ranker: ignore stop-word terms (the, of, me, ...) unless the query has "
+                "nothing else; in whole sentences they match nearly every tool."
+            )
+        },
+    )
+    bm25_k1: float = attrs.field(
+        default=1.2, validator=_ge(0), metadata={"description": "BM25 term-frequency saturation."}
+    )
+    bm25_b: float = attrs.field(
+        default=0.75, validator=[_ge(0), _le(1)], metadata={"description": "BM25 length normalisation."}
+    )
+    name_weight: int = attrs.field(
+        default=2,
+        validator=_ge(1),
+        metadata={
+            "description": ("How many times the split tool name is repeated in the bm25 document (a field boost).")
+        },
+    )
+    index_parameters: bool = attrs.field(
+        default=True, metadata={"description": "Index parameter names and descriptions in bm25."}
+    )
+
+
+def config_schema(base: dict[str, Any]) -> dict[str, Any]:
+    """The derived schema plus the constraints types cannot express."""
+    props = base["properties"]
+    props["rankers"]["items"] = {"enum": list(BUILTIN_RANKERS)}
+    props["rankers"]["minItems"] = 1
+    props["fusion"].setdefault("enum", ["rrf", "weighted"])
+    props["weights"]["additionalProperties"] = {"type": "number", "minimum": 0}
+    props["default_weight"]["minimum"] = 0
+    props["rrf_k"]["exclusiveMinimum"] = 0
+    props["depth"]["minimum"] = 1
+    props["prior_weight"]["minimum"] = 0
+    props["max_results"]["minimum"] = 1
+    props["min_score_ratio"].update({"minimum": 0, "maximum": 1})
+    props["keyword_band"].update({"minimum": 0, "maximum": 1})
+    props["bm25_k1"]["minimum"] = 0
+    props["bm25_b"].update({"minimum": 0, "maximum": 1})
+    props["name_weight"]["minimum"] = 1
+    return base

@@ -1,0 +1,224 @@
+"""Evaluate rankers on a catalog with known answers: ``greenroom rank eval`` and the benchmark.
+
+Formats are those of the shared datasets: ``tools.jsonl`` (one tool a line: name,
+description, parameters, group) and ``queries.jsonl`` (one query a line: query, gold).
+Each query is asked in its full form (the user's request) and, optionally, in a
+keywords-only form (its first four content words), which is closer to what a model
+writes in a ToolSearch call.
+
+Metrics per query, averaged: Recall@5 and Recall@10 (share of gold tools in the top k),
+nDCG@10 (binary relevance), MRR (1 / rank of the first gold tool in the top 10, else 0)
+and all-gold@5 (1 when every gold tool is in the top 5). Index build time and per-query
+latency (p50, p95) are measured on the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from greenroom.catalog import load_catalog
+from greenroom.search import SearchQuery
+from greenroom.tools import ToolDescriptor
+from greenroom_ranking.config import BUILTIN_RANKERS, RankingConfig
+from greenroom_ranking.plugin import SearchRankingPlugin
+from greenroom_ranking.text import keywords_form
+
+QueryForm = Literal["full", "keywords"]
+BASELINE = "bm25-plain"
+DEFAULT = "default"
+
+
+@attrs.frozen
+class EvalQuery:
+    text: str
+    gold: tuple[str, ...]
+    id: str = ""
+
+
+@attrs.frozen
+class EvalResult:
+    """One ranker on one query form of one dataset."""
+
+    ranker: str
+    form: str
+    queries: int
+    recall_at_5: float
+    recall_at_10: float
+    ndcg_at_10: float
+    mrr: float
+    all_gold_at_5: float
+    build_seconds: float
+    p50_ms: float
+    p95_ms: float
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+METRICS = ("recall_at_5", "recall_at_10", "ndcg_at_10", "mrr", "all_gold_at_5")
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def load_tools(path: str | Path) -> list[ToolDescriptor]:
+    return [t.descriptor for t in load_catalog(path)]
+
+
+def load_queries(path: str | Path, limit: int | None = None) -> list[EvalQuery]:
+    """Read queries; ``limit`` keeps an evenly spaced sample (every split and difficulty
+    stays represented, and the same ``limit`` always picks the same queries)."""
+    out: list[EvalQuery] = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            gold = item.get("gold") or []
+            if not isinstance(item.get("query"), str) or not gold:
+                raise ValueError(f"{path}:{lineno}: expected {{'query': str, 'gold': [names]}}")
+            out.append(EvalQuery(item["query"], tuple(gold), str(item.get("id", lineno))))
+    return sample(out, limit)
+
+
+def sample(items: list[EvalQuery], limit: int | None) -> list[EvalQuery]:
+    if limit is None or limit >= len(items):
+        return items
+    if limit <= 0:
+        return []
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+def query_text(q: EvalQuery, form: QueryForm) -> str:
+    return q.text if form == "full" else keywords_form(q.text)
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def recall_at(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
+    g = set(gold)
+    return len(g.intersection(ranked[:k])) / len(g) if g else 0.0
+
+
+def ndcg_at(ranked: Sequence[str], gold: Sequence[str], k: int = 10) -> float:
+    g = set(gold)
+    dcg = sum(1.0 / math.log2(i + 2) for i, n in enumerate(ranked[:k]) if n in g)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(g), k)))
+    return dcg / ideal if ideal else 0.0
+
+
+def reciprocal_rank(ranked: Sequence[str], gold: Sequence[str], k: int = 10) -> float:
+    g = set(gold)
+    for i, n in enumerate(ranked[:k]):
+        if n in g:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def all_gold_at(ranked: Sequence[str], gold: Sequence[str], k: int = 5) -> float:
+    return 1.0 if set(gold) <= set(ranked[:k]) else 0.0
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+# ----------------------------------------------------------------------------- rankers
+
+
+def ranker_config(spec: str, base: RankingConfig | None = None) -> RankingConfig:
+    """The config a ranker spec means: ``default`` (the configured set), one built-in
+    ranker (``bm25``), or a fusion of several (``keyword+bm25``). Priors play no part
+    in an offline evaluation."""
+    base = base or RankingConfig()
+    if spec == DEFAULT:
+        return base
+    names = tuple(p.strip() for p in spec.split("+") if p.strip())
+    unknown = [n for n in names if n not in BUILTIN_RANKERS]
+    if not names or unknown:
+        raise ValueError(f"unknown ranker {spec!r}: use default, {', '.join(BUILTIN_RANKERS)} or a+b")
+    weights = {n: base.weights.get(n, base.default_weight) for n in names}
+    return RankingConfig(**{**attrs.asdict(base, recurse=False), "rankers": names, "weights": weights})
+
+
+def evaluate(
+    tools: Sequence[ToolDescriptor],
+    queries: Sequence[EvalQuery],
+    ranker: str,
+    *,
+    form: QueryForm = "full",
+    config: RankingConfig | None = None,
+    k: int = 10,
+    progress: Callable[[int], None] | None = None,
+) -> EvalResult:
+    """Build the ranker's index once, then run every query one at a time."""
+    plugin = SearchRankingPlugin(ranker_config(ranker, config))
+    start = time.perf_counter()
+    plugin.prepare(tools)
+    build = time.perf_counter() - start
+    sums = dict.fromkeys(METRICS, 0.0)
+    latencies: list[float] = []
+    for q in queries:
+        query = SearchQuery.parse(query_text(q, form), max_results=k)
+        t0 = time.perf_counter()
+        ranked = [s.name for s in plugin.search(query, tools)]
+        latencies.append((time.perf_counter() - t0) * 1000)
+        sums["recall_at_5"] += recall_at(ranked, q.gold, 5)
+        sums["recall_at_10"] += recall_at(ranked, q.gold, 10)
+        sums["ndcg_at_10"] += ndcg_at(ranked, q.gold, 10)
+        sums["mrr"] += reciprocal_rank(ranked, q.gold, 10)
+        sums["all_gold_at_5"] += all_gold_at(ranked, q.gold, 5)
+        if progress is not None:
+            progress(1)
+    n = max(1, len(queries))
+    return EvalResult(
+        ranker=ranker,
+        form=form,
+        queries=len(queries),
+        build_seconds=build,
+        p50_ms=percentile(latencies, 50),
+        p95_ms=percentile(latencies, 95),
+        **{m: v / n for m, v in sums.items()},
+    )
+
+
+def evaluate_all(
+    tools: Sequence[ToolDescriptor],
+    queries: Sequence[EvalQuery],
+    rankers: Sequence[str],
+    forms: Sequence[QueryForm] = ("full", "keywords"),
+    *,
+    config: RankingConfig | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[EvalResult]:
+    for form in forms:
+        for ranker in rankers:
+            yield evaluate(tools, queries, ranker, form=form, config=config, progress=progress)
+
+
+def relative(results: Sequence[EvalResult], baseline: str = BASELINE) -> dict[tuple[str, str], dict[str, float]]:
+    """Each result's metrics divided by the baseline's on the same query form."""
+    base = {r.form: r for r in results if r.ranker == baseline}
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for r in results:
+        b = base.get(r.form)
+        if b is None:
+            continue
+        out[(r.ranker, r.form)] = {
+            m: (getattr(r, m) / getattr(b, m)) if getattr(b, m) else float("nan") for m in METRICS
+        }
+    return out

@@ -1,0 +1,386 @@
+"""Built-in rankers and the per-catalog index cache.
+
+A ranker is built once over a catalog (``build``), then answers queries against that
+index (``IndexedRanker.search``) for any subset of it: the candidates of one search are
+passed as a boolean mask, so promoting a tool or hiding one never rebuilds an index; only
+a catalog that gains or changes tools (a group loads) does. ``CatalogCache`` owns that
+decision and counts builds.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import attrs
+import numpy as np
+
+from greenroom.search import ScoredTool, SearchQuery, normalize_term, passes_required, top_band
+from greenroom.tools import ToolDescriptor
+from greenroom_ranking.config import RankingConfig
+from greenroom_ranking.text import analyze, stop_words, tool_document
+
+
+class Index(Protocol):
+    """One ranker's index over a catalog."""
+
+    def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
+        """Scored tools (score > 0), best first, ties by name, at most ``depth``; only
+        positions where ``allowed`` is true (None: all) and tools passing ``+required``."""
+        ...
+
+
+Builder = Callable[[Sequence[ToolDescriptor], RankingConfig], Index]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _required_mask(
+    tools: Sequence[ToolDescriptor], query: SearchQuery, allowed: np.ndarray | None
+) -> np.ndarray | None:
+    """Combine the candidate mask with ``+required`` terms (checked only where allowed)."""
+    if not query.required:
+        return allowed
+    mask = np.zeros(len(tools), dtype=bool)
+    positions = range(len(tools)) if allowed is None else np.flatnonzero(allowed)
+    for i in positions:
+        if passes_required(tools[int(i)], query.required):
+            mask[int(i)] = True
+    return mask
+
+
+def name_ranks(names: Sequence[str]) -> np.ndarray:
+    """Each name's position in sorted order, so ties can be broken by name in numpy."""
+    ranks = np.empty(len(names), dtype=np.int64)
+    if names:
+        ranks[np.argsort(np.asarray(names, dtype=str), kind="stable")] = np.arange(len(names))
+    return ranks
+
+
+def top_scored(
+    names: Sequence[str], scores: np.ndarray, depth: int, ranks: np.ndarray | None = None
+) -> list[ScoredTool]:
+    """The best ``depth`` positive scores as ScoredTool: best first, ties broken by name
+    (``ranks`` from ``name_ranks``), as ``greenroom.search.sort_scored`` orders them."""
+    positive = np.flatnonzero(scores > 0)
+    if positive.size == 0:
+        return []
+    if ranks is None:
+        ranks = name_ranks(names)
+    order = positive[np.lexsort((ranks[positive], -scores[positive]))[:depth]]
+    return [ScoredTool(names[int(i)], float(scores[int(i)])) for i in order]
+
+
+# ----------------------------------------------------------------------------- keyword
+
+
+class _Substrings:
+    """Which tools' texts contain a substring.
+
+    A query term never holds whitespace, so it is in a text exactly when it is in one of
+    the text's whitespace-separated chunks. The index keeps each distinct chunk once
+    (joined in one string, searched at C speed) with the tools it occurs in, so a term
+    costs a scan of the catalog's vocabulary, not a loop over every tool's text.
+    """
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        postings: dict[str, list[int]] = {}
+        for i, text in enumerate(texts):
+            for chunk in dict.fromkeys(text.split()):
+                postings.setdefault(chunk, []).append(i)
+        self.size = len(texts)
+        self.vocab = list(postings)
+        self.blob = "\n".join(self.vocab) + "\n"
+        lengths = [len(c) + 1 for c in self.vocab]
+        self.starts = np.cumsum([0, *lengths[:-1]]).astype(np.int64) if lengths else np.zeros(0, np.int64)
+        sizes = [len(p) for p in postings.values()]
+        self.offsets = np.cumsum([0, *sizes]).astype(np.int64)
+        flat = [i for p in postings.values() for i in p]
+        self.postings = np.asarray(flat, dtype=np.int64)
+
+    def chunks(self, term: str) -> np.ndarray:
+        """Ids of the vocabulary chunks containing ``term``."""
+        count = self.blob.count(term)
+        if count == 0:
+            return np.zeros(0, dtype=np.int64)
+        if count > len(self.vocab) // 16:
+            # a common term: one C-level containment test per chunk beats walking the hits
+            return np.flatnonzero(np.fromiter((term in c for c in self.vocab), dtype=bool, count=len(self.vocab)))
+        blob, find, hits = self.blob, self.blob.find, []
+        i = find(term)
+        while i >= 0:
+            hits.append(i)
+            i = find(term, blob.find("\n", i) + 1)  # next chunk: one hit per chunk is enough
+        return np.searchsorted(self.starts, np.asarray(hits, dtype=np.int64), side="right") - 1
+
+    def mask(self, term: str) -> np.ndarray:
+        out = np.zeros(self.size, dtype=bool)
+        if not term:
+            return out
+        ids = self.chunks(term)
+        if ids.size:
+            lo, hi = self.offsets[ids], self.offsets[ids + 1]
+            lengths = hi - lo
+            total = int(lengths.sum())
+            # gather every posting range [lo, hi) at once
+            index = np.repeat(lo - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
+            out[self.postings[index]] = True
+        return out
+
+
+class KeywordIndex:
+    """REFERENCE C keyword scoring, exactly as ``greenroom.search.keyword_scores``: +3
+    per query term found in the name, else +1 if in the description, +100 when the whole
+    query is the tool's name, only tools holding every ``+required`` term; then the top
+    band at ``band`` of the best score (``greenroom.search.top_band``).
+
+    It scores every tool at once from substring hits (a test checks it against
+    ``keyword_scores``), so a query costs what its hits cost, not a loop over the
+    catalog. With ``stop_words`` on, stop-word terms ("the", "of", "me") are ignored
+    unless nothing else is left: in a whole sentence they match nearly every tool.
+    """
+
+    def __init__(self, tools: Sequence[ToolDescriptor], band: float = 0.5, stop_words: bool = True) -> None:
+        self.names = [t.name for t in tools]
+        self.ranks = name_ranks(self.names)
+        lower = [n.lower() for n in self.names]
+        self.name_text = _Substrings(lower)
+        self.desc_text = _Substrings([t.description.lower() for t in tools])
+        self.exact: dict[str, list[int]] = {}
+        for i, n in enumerate(lower):
+            self.exact.setdefault(n, []).append(i)
+        self.band = band
+        self.stop_words = stop_words
+        self._hits: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def hits(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """(name contains term, description contains term), cached per term."""
+        got = self._hits.get(term)
+        if got is None:
+            if len(self._hits) > 4096:
+                self._hits.clear()
+            got = self._hits[term] = (self.name_text.mask(term), self.desc_text.mask(term))
+        return got
+
+    def terms(self, query: SearchQuery) -> tuple[str, ...]:
+        if not self.stop_words:
+            return query.terms
+        stop = stop_words()
+        kept = tuple(t for t in query.terms if t not in stop)
+        return kept or query.terms
+
+    def scores(self, query: SearchQuery, allowed: np.ndarray | None = None) -> np.ndarray:
+        scores = np.zeros(len(self.names), dtype=np.float64)
+        for term in self.terms(query):
+            in_name, in_desc = self.hits(term)
+            scores += 3.0 * in_name + (in_desc & ~in_name)
+        whole = normalize_term(query.text.replace("+", " ").strip())
+        if whole:
+            for i in self.exact.get(whole, ()):
+                scores[i] += 100.0
+        keep = allowed
+        for req in query.required:
+            in_name, in_desc = self.hits(req)
+            both = in_name | in_desc
+            keep = both if keep is None else keep & both
+        if keep is not None:
+            scores = np.where(keep, scores, 0.0)
+        return scores
+
+    def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
+        # top_band only drops what falls below a floor set by the best score, so banding
+        # the best ``depth`` is the same as banding everything and then cutting
+        return top_band(top_scored(self.names, self.scores(query, allowed), depth, self.ranks), self.band)
+
+
+def build_keyword(tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
+    return KeywordIndex(tools, config.keyword_band, config.keyword_stop_words)
+
+
+# ----------------------------------------------------------------------------- bm25
+
+
+@attrs.define
+class BM25Index:
+    """BM25 (bm25s) over analysed tool documents; queries go through the same analysis."""
+
+    names: list[str]
+    tools: Sequence[ToolDescriptor]
+    retriever: Any
+    stem: bool = True
+    ranks: np.ndarray = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.ranks = name_ranks(self.names)
+
+    def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
+        tokens = list(dict.fromkeys(analyze(" ".join(query.terms), stem=self.stem)))
+        ids = self.retriever.get_tokens_ids(tokens)
+        if not ids:
+            return []
+        scores = self.retriever.get_scores_from_ids(ids)
+        mask = _required_mask(self.tools, query, allowed)
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0)
+        return top_scored(self.names, scores, depth, self.ranks)
+
+
+def _bm25(docs: list[list[str]], k1: float, b: float) -> Any:
+    import bm25s
+
+    retriever = bm25s.BM25(k1=k1, b=b)
+    retriever.index(docs, show_progress=False)
+    return retriever
+
+
+def build_bm25(tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
+    docs = [
+        analyze(tool_document(t, name_weight=config.name_weight, params=config.index_parameters)) or [""] for t in tools
+    ]
+    return BM25Index([t.name for t in tools], list(tools), _bm25(docs, config.bm25_k1, config.bm25_b))
+
+
+@attrs.define
+class PlainBM25Index(BM25Index):
+    """The baseline: bm25s' own tokenizer (``\\b\\w\\w+\\b``, English stop words, Snowball
+    stemmer) over ``name description``, names not split, parameters not indexed."""
+
+    def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
+        tokens = list(dict.fromkeys(_plain_tokens(" ".join(query.terms))))
+        ids = self.retriever.get_tokens_ids(tokens)
+        if not ids:
+            return []
+        scores = self.retriever.get_scores_from_ids(ids)
+        mask = _required_mask(self.tools, query, allowed)
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0)
+        return top_scored(self.names, scores, depth, self.ranks)
+
+
+def _plain_tokens(text: str) -> list[str]:
+    import bm25s
+
+    from greenroom_ranking.text import _stemmer
+
+    out = bm25s.tokenize([text], stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False)
+    return list(out[0]) if out else []
+
+
+def build_plain_bm25(tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
+    import bm25s
+
+    from greenroom_ranking.text import _stemmer
+
+    texts = [f"{t.name} {t.description}" for t in tools]
+    docs = bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False)
+    docs = [list(d) or [""] for d in docs]
+    return PlainBM25Index([t.name for t in tools], list(tools), _bm25(docs, config.bm25_k1, config.bm25_b))
+
+
+# ----------------------------------------------------------------------------- registry
+
+
+BUILDERS: dict[str, Builder] = {
+    "keyword": build_keyword,
+    "bm25": build_bm25,
+    "bm25-plain": build_plain_bm25,
+}
+
+
+# ----------------------------------------------------------------------------- cache
+
+
+@attrs.define
+class Catalog:
+    """The tools one generation of indexes was built over."""
+
+    tools: tuple[ToolDescriptor, ...]
+    position: dict[str, int]
+    indexes: dict[str, Index] = attrs.field(factory=dict)
+
+
+@attrs.define
+class View:
+    """One search's candidates, located in a catalog."""
+
+    catalog: Catalog
+    allowed: np.ndarray | None  # None: every catalog tool is a candidate
+    by_name: dict[str, ToolDescriptor]
+
+
+class CatalogCache:
+    """Indexes built once per catalog and reused for every query over it or a subset.
+
+    The catalog grows to the union of the candidate sets seen (so a subset, e.g. the
+    tools still deferred, reuses it through a mask), and is rebuilt from the current
+    candidates when a tool changes or when stale tools would make up more than half of it.
+    ``builds`` counts index builds per ranker; ``build_seconds`` times them.
+    """
+
+    def __init__(self, config: RankingConfig) -> None:
+        self.config = config
+        self.builds: dict[str, int] = {}
+        self.build_seconds: dict[str, float] = {}
+        self._catalog: Catalog | None = None
+        self._last: list[ToolDescriptor] | None = None
+        self._last_view: View | None = None
+        self._lock = threading.RLock()
+
+    def view(self, candidates: Sequence[ToolDescriptor]) -> View:
+        with self._lock:
+            last = self._last
+            if (
+                last is not None
+                and self._last_view is not None
+                and len(last) == len(candidates)
+                and all(map(operator.is_, last, candidates))
+            ):
+                return self._last_view
+            view = self._locate(candidates)
+            self._last, self._last_view = list(candidates), view
+            return view
+
+    def _locate(self, candidates: Sequence[ToolDescriptor]) -> View:
+        by_name = {d.name: d for d in candidates}
+        cat = self._catalog
+        if cat is not None:
+            pos = cat.position
+            fits = all(
+                (i := pos.get(d.name)) is not None and (cat.tools[i] is d or cat.tools[i] == d) for d in candidates
+            )
+            if fits:
+                return View(cat, self._mask(cat, by_name), by_name)
+            keep = [t for t in cat.tools if t.name not in by_name]
+            merged = [*keep, *by_name.values()] if len(keep) <= len(by_name) else list(by_name.values())
+        else:
+            merged = list(by_name.values())
+        cat = Catalog(tuple(merged), {t.name: i for i, t in enumerate(merged)})
+        self._catalog = cat
+        return View(cat, self._mask(cat, by_name), by_name)
+
+    @staticmethod
+    def _mask(cat: Catalog, by_name: dict[str, ToolDescriptor]) -> np.ndarray | None:
+        if len(by_name) == len(cat.tools):
+            return None
+        mask = np.zeros(len(cat.tools), dtype=bool)
+        mask[[cat.position[n] for n in by_name]] = True
+        return mask
+
+    def index(self, catalog: Catalog, ranker: str) -> Index:
+        """The ranker's index over the catalog, built on first use."""
+        with self._lock:
+            idx = catalog.indexes.get(ranker)
+            if idx is None:
+                builder = BUILDERS.get(ranker)
+                if builder is None:
+                    raise KeyError(f"unknown ranker {ranker!r}")
+                start = time.perf_counter()
+                idx = builder(catalog.tools, self.config)
+                self.build_seconds[ranker] = self.build_seconds.get(ranker, 0.0) + time.perf_counter() - start
+                self.builds[ranker] = self.builds.get(ranker, 0) + 1
+                catalog.indexes[ranker] = idx
+            return idx

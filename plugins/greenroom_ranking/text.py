@@ -1,0 +1,187 @@
+"""Text for lexical rankers: identifier splitting, stop words, stemming, tool documents.
+
+Tool names are identifiers (``getWaterQuality``, ``github__create_issue``,
+``list-pull-requests``); a user's words are not. ``split_identifier`` turns a name into
+the words a person would type, so BM25 can match ``water quality`` against
+``getWaterQuality``. Stemming uses PyStemmer's Snowball English stemmer, stop words are
+bm25s' English list.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from greenroom.tools import ToolDescriptor
+
+# camelCase / PascalCase / acronym boundaries: "getHTTPResponse2" -> get HTTP Response 2
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+# Words that carry no meaning in a request to find a tool. bm25s' English list plus a
+# few conversational fillers ("please tell me ...") and pronouns.
+_EXTRA_STOP = (
+    "i",
+    "me",
+    "my",
+    "we",
+    "our",
+    "you",
+    "your",
+    "he",
+    "she",
+    "him",
+    "her",
+    "its",
+    "them",
+    "us",
+    "can",
+    "could",
+    "would",
+    "should",
+    "will",
+    "shall",
+    "may",
+    "might",
+    "must",
+    "do",
+    "does",
+    "did",
+    "please",
+    "tell",
+    "want",
+    "need",
+    "like",
+    "help",
+    "know",
+    "let",
+    "also",
+    "some",
+    "any",
+    "all",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "how",
+    "when",
+    "where",
+    "why",
+    "am",
+    "been",
+    "being",
+    "have",
+    "has",
+    "had",
+    "from",
+    "about",
+    "so",
+    "than",
+    "too",
+    "very",
+    "just",
+    "up",
+    "out",
+    "over",
+    "under",
+    "give",
+    "show",
+    "provide",
+    "using",
+    "use",
+    "via",
+    "etc",
+    "eg",
+    "e",
+    "g",
+    "s",
+    "t",
+    "d",
+    "ll",
+    "m",
+    "re",
+    "ve",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """English stop words (bm25s' list and conversational fillers)."""
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN) | frozenset(_EXTRA_STOP)
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def split_identifier(name: str) -> list[str]:
+    """Split a tool name into lowercase words: snake_case, kebab-case, ``__`` server
+    prefixes, dots, camelCase, PascalCase, acronyms and digits."""
+    out: list[str] = []
+    for chunk in _WORD.findall(name):
+        parts = _CAMEL.findall(chunk) or [chunk]
+        out.extend(p.lower() for p in parts)
+    return out
+
+
+def words(text: str) -> list[str]:
+    """Lowercase words of free text; identifiers inside it are split too."""
+    return split_identifier(text)
+
+
+def analyze(text: str, *, stem: bool = True) -> list[str]:
+    """Words -> stop words removed -> stemmed: the analysis both the index and the query use."""
+    stop = stop_words()
+    toks = [w for w in words(text) if w not in stop and len(w) > 1]
+    if stem and toks:
+        toks = list(_stemmer().stemWords(toks))
+    return toks
+
+
+def keywords_form(text: str, n: int = 4) -> str:
+    """A keywords-only form of a request: its first ``n`` content words, the way a model
+    writes a ToolSearch query ("Tell me the water quality of the lake." -> "water quality lake")."""
+    stop = stop_words()
+    out: list[str] = []
+    for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", text):
+        lw = w.lower()
+        if lw in stop or lw in out:
+            continue
+        out.append(lw)
+        if len(out) >= n:
+            break
+    return " ".join(out)
+
+
+def _param_text(parameters: Mapping[str, Any] | None, depth: int = 0) -> Iterable[str]:
+    if not isinstance(parameters, Mapping) or depth > 3:
+        return
+    props = parameters.get("properties")
+    if isinstance(props, Mapping):
+        for pname, spec in props.items():
+            yield " ".join(split_identifier(str(pname)))
+            if isinstance(spec, Mapping):
+                desc = spec.get("description")
+                if isinstance(desc, str):
+                    yield desc
+                yield from _param_text(spec, depth + 1)
+                items = spec.get("items")
+                if isinstance(items, Mapping):
+                    yield from _param_text(items, depth + 1)
+
+
+def tool_document(tool: ToolDescriptor, *, name_weight: int = 2, params: bool = True) -> str:
+    """The text BM25 indexes for one tool: the split name (repeated ``name_weight`` times,
+    a cheap field boost), the description, and parameter names and descriptions."""
+    name = " ".join(split_identifier(tool.name))
+    parts = [name] * max(1, name_weight) + [tool.description]
+    if params:
+        parts.extend(_param_text(tool.parameters))
+    return "\n".join(parts)
