@@ -1,0 +1,80 @@
+"""The ``[plugins.priors-persistence]`` section: a frozen attrs class and its JSON Schema."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+_gt, _ge, _le = attrs.validators.gt, attrs.validators.ge, attrs.validators.le
+
+
+@attrs.frozen
+class PriorsConfig:
+    """Where and how per-agent tool priors are kept."""
+
+    store: str | None = attrs.field(
+        default=None,
+        metadata={
+            "description": (
+                "Profile store URL: sqlite:///path/priors.sqlite3, sqlite://relative/to/config.sqlite3, "
+                "postgresql://user@host/db, memory://name, or a scheme a store plugin provides. "
+                "Default: priors.sqlite3 in greenroom's state directory (GREENROOM_HOME overrides)."
+            )
+        },
+    )
+    save: bool = attrs.field(
+        default=True,
+        metadata={
+            "description": (
+                "Fold each run's tool use into the stored priors. false: load only (evaluation runs "
+                "that must not teach the agent)."
+            )
+        },
+    )
+    min_smoothing: float = attrs.field(
+        default=0.1,
+        validator=[_gt(0), _le(1)],
+        metadata={
+            "description": (
+                "Floor of the EWMA weight of the newest session: l = max(min_smoothing, 1/(n+1)). "
+                "Higher adapts faster and forgets sooner."
+            )
+        },
+    )
+    decay_unused: bool = attrs.field(
+        default=False,
+        metadata={
+            "description": (
+                "Also fold a share of 0 into known tools that were available in the run but not "
+                "called, so tools that fall out of use fade. Default false: only called tools move."
+            )
+        },
+    )
+    default_prior: float = attrs.field(
+        default=0.01,
+        validator=[_ge(0), _le(1)],
+        metadata={"description": ("Probability assumed for a tool with no history (ToolPriors.default).")},
+    )
+    on_store_error: Literal["warn", "raise"] = attrs.field(
+        default="warn",
+        validator=attrs.validators.in_(("warn", "raise")),
+        metadata={
+            "description": (
+                "A store that cannot be used at run start or end: 'warn' logs, emits an event and "
+                "goes on with what is in memory (the defaults in a fresh runtime); 'raise' fails the run."
+            )
+        },
+    )
+
+
+def config_schema(base: dict[str, Any]) -> dict[str, Any]:
+    """The derived schema plus the bounds types cannot express."""
+    props = base["properties"]
+    props["min_smoothing"].update({"exclusiveMinimum": 0, "maximum": 1})
+    props["default_prior"].update({"minimum": 0, "maximum": 1})
+    props["on_store_error"].setdefault("enum", ["warn", "raise"])
+    props["store"].setdefault(
+        "examples", ["sqlite:///var/lib/agents/priors.sqlite3", "postgresql://agents@db.internal/agents"]
+    )
+    return base

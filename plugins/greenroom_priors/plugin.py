@@ -1,0 +1,187 @@
+"""The ``priors-persistence`` plugin: load ToolPriors at RunStart, fold and save at RunEnd.
+
+Every run counts as one session of the EWMA (a session with three runs teaches three
+times): a run is the unit whose tool use ``ToolUsage`` records, and counting runs lets
+each process save independently, with no end-of-session signal to wait for. Runs with
+no model step teach nothing and are not saved.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from greenroom import RunContext, RunOutcome, hookimpl
+from greenroom.events import PluginError, PriorsLoaded, PriorsSaved
+from greenroom.plugins import Plugin
+from greenroom.stores import ProfileStore, StoreError, StoreFactory
+from greenroom_priors.config import PriorsConfig, config_schema
+from greenroom_priors.ewma import Observation, check_document, fold_document, probabilities
+from greenroom_priors.stores import absolutize, builtin_factories, describe, merge_factories, open_store
+
+log = logging.getLogger("greenroom.priors")
+
+KEY = "tool_priors"  # the document key in a profile store
+RETRY_AFTER = 30.0  # seconds a store that failed at run start is left alone
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class PriorsPlugin(Plugin):
+    """Per-agent tool priors, learned across sessions and kept in a profile store."""
+
+    name = "priors-persistence"
+    config_class = PriorsConfig
+
+    def __init__(self, config: PriorsConfig | None = None) -> None:
+        super().__init__(config)
+        self.config: PriorsConfig
+        self._stores: dict[str, ProfileStore] = {}
+        self._lock = threading.Lock()
+        self._down_until: dict[str, float] = {}
+        self._down_reason: dict[str, str] = {}
+
+    @classmethod
+    def config_schema(cls) -> dict[str, Any]:
+        return config_schema(super().config_schema())
+
+    # ------------------------------------------------------------------ contributions
+    @hookimpl(trylast=True)
+    def greenroom_profile_stores(self) -> Mapping[str, StoreFactory]:
+        return builtin_factories()
+
+    @hookimpl
+    def greenroom_cli_commands(self, app: Any) -> None:
+        from greenroom_priors.cli import priors_app
+
+        app.add_typer(priors_app, name="priors")
+
+    # ------------------------------------------------------------------ stores
+    def store_url(self, ctx: RunContext) -> str | None:
+        url = self.config.store
+        if url is None:
+            return None
+        runtime_cfg = getattr(ctx.runtime, "config", None)
+        base = getattr(runtime_cfg, "base_dir", None)
+        return absolutize(url, Path(base) if base else None)
+
+    def store(self, ctx: RunContext) -> ProfileStore:
+        """The store for this runtime, opened once per URL and closed with the runtime."""
+        url = self.store_url(ctx)
+        with self._lock:
+            cached = self._stores.get(url or "")
+            if cached is not None:
+                return cached
+            factories = merge_factories(ctx.runtime.host.call_sync("greenroom_profile_stores"))
+            store = open_store(url, factories)
+            self._stores[url or ""] = store
+        ctx.runtime.on_close(self._closer(url or ""))
+        return store
+
+    def _closer(self, key: str) -> Any:
+        def close() -> None:
+            with self._lock:
+                store = self._stores.pop(key, None)
+            if store is not None:
+                store.close()
+
+        return close
+
+    def _trouble(self, ctx: RunContext, hook: str, doing: str, exc: BaseException) -> None:
+        """A store problem: fail the run if configured so, else warn and go on."""
+        if self.config.on_store_error == "raise":
+            raise exc
+        message = f"{doing} for agent {ctx.agent.id!r} failed, going on without: {exc}"
+        log.warning("priors-persistence: %s", message)
+        ctx.emit(PluginError(plugin=self.name, distribution="greenroom", hook=hook, message=f"warning: {message}"))
+
+    # ------------------------------------------------------------------ phases
+    def _degrade(self, ctx: RunContext, exc: BaseException) -> None:
+        """RunStart without the store: keep what is in memory (defaults in a fresh runtime)."""
+        self._trouble(ctx, "greenroom_run_start", "loading tool priors", exc)
+        priors = ctx.priors
+        ctx.emit(
+            PriorsLoaded(
+                agent_id=ctx.agent.id,
+                tools=len(priors.p),
+                sessions=priors.sessions,
+                source="memory (store unavailable)" if priors.loaded else "defaults",
+            )
+        )
+
+    @hookimpl(tryfirst=True)
+    def greenroom_run_start(self, ctx: RunContext) -> None:
+        # Synchronous on purpose: the host calls every implementation in pluggy order but
+        # awaits async ones only afterwards, so an async loader would fill ctx.priors after
+        # the sync plugins that read it (deferred-tools, search-ranking) already ran. One
+        # indexed read is cheap; a store that just failed is not retried for RETRY_AFTER
+        # seconds, so a down database does not stall every run start on its timeout.
+        priors = ctx.priors
+        priors.default = self.config.default_prior
+        agent = ctx.agent.id
+        url_key = self.store_url(ctx) or ""
+        if time.monotonic() < self._down_until.get(url_key, 0.0):
+            self._degrade(
+                ctx,
+                StoreError(f"{self._down_reason[url_key]} (failed less than {RETRY_AFTER:g} s ago; not retried yet)"),
+            )
+            return
+        try:
+            store = self.store(ctx)
+            raw = store.read(agent, KEY)
+            doc = check_document(raw, f"{describe(store)}, agent {agent!r}") if raw is not None else None
+        except Exception as exc:
+            self._down_until[url_key] = time.monotonic() + RETRY_AFTER
+            self._down_reason[url_key] = str(exc)
+            self._degrade(ctx, exc)
+            return
+        self._down_until.pop(url_key, None)
+        priors.p = probabilities(doc) if doc else {}
+        priors.sessions = doc["sessions"] if doc else 0
+        priors.loaded = True
+        ctx.emit(PriorsLoaded(agent_id=agent, tools=len(priors.p), sessions=priors.sessions, source=describe(store)))
+
+    @hookimpl
+    async def greenroom_run_end(self, ctx: RunContext, outcome: RunOutcome) -> None:
+        usage = ctx.usage
+        if not self.config.save or usage.steps <= 0:
+            return
+        available = None
+        if self.config.decay_unused:
+            available = frozenset(d.name for d in ctx.visible_descriptors())
+        observation = Observation(presence=usage.presence(), counts=usage.counts(), available=available)
+        agent = ctx.agent.id
+        now = utc_now()
+        floor = self.config.min_smoothing
+
+        try:
+            store = await anyio.to_thread.run_sync(self.store, ctx)
+            where = f"{describe(store)}, agent {agent!r}"
+
+            def change(current: Mapping[str, Any] | None) -> Mapping[str, Any]:
+                # the fold runs inside the store's transaction, on the document as it is
+                # now (other processes may have saved since RunStart), so nothing is lost
+                return fold_document(current, observation, now=now, floor=floor, where=where)
+
+            saved = await anyio.to_thread.run_sync(store.update, agent, KEY, change)
+        except Exception as exc:
+            self._trouble(ctx, "greenroom_run_end", "saving tool priors", exc)
+            return
+        self._down_until.pop(self.store_url(ctx) or "", None)  # it works again
+        priors = ctx.priors
+        priors.p = probabilities(check_document(saved, where))
+        priors.sessions = int(saved["sessions"])
+        priors.loaded = True
+        ctx.emit(PriorsSaved(agent_id=agent, tools=len(priors.p), sessions=priors.sessions))
+
+
+__all__ = ["KEY", "PriorsPlugin", "StoreError"]
