@@ -144,6 +144,16 @@ class PluginError(Event):
 
 
 @attrs.frozen
+class PluginWarning(Event):
+    """A plugin carried on without something it wanted (a store that is down, say)."""
+
+    kind: str = attrs.field(init=False, default="warning")
+    plugin: str = ""
+    hook: str = ""
+    message: str = ""
+
+
+@attrs.frozen
 class RunFinished(Event):
     kind: str = attrs.field(init=False, default="run_end")
     run_id: str = ""

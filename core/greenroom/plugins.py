@@ -166,14 +166,22 @@ class PluginHost:
 
     # ---------------------------------------------------------------- calling
     async def call(self, hook_name: str, **kwargs: Any) -> list[Any]:
-        """Call every implementation; await those that are async."""
+        """Call every implementation in pluggy's order, each finishing before the next starts."""
         caller = getattr(self.pm.hook, hook_name)
-        results = caller(**kwargs)
+        impls = caller.get_hookimpls()
+        if not any(inspect.iscoroutinefunction(_unwrap(i.function)) for i in impls):
+            return list(caller(**kwargs))  # plain pluggy call: wrappers apply as usual
+        # pluggy would only create the coroutines, so a sync implementation later in the
+        # order would run before an earlier async one had finished; await each in turn.
         out = []
-        for r in results:
+        for impl in reversed(impls):
+            if impl.hookwrapper or impl.wrapper:
+                continue
+            r = impl.function(*[kwargs[a] for a in impl.argnames])
             if inspect.isawaitable(r):
                 r = await r
-            out.append(r)
+            if r is not None:
+                out.append(r)
         return out
 
     async def call_first(self, hook_name: str, **kwargs: Any) -> Any:

@@ -128,6 +128,8 @@ class LiveView:
                 f"session(s) from {event.source}[/]",
                 highlight=False,
             )
+        elif isinstance(event, ev.PluginWarning):
+            c.print(f"[yellow]plugin {event.plugin} ({event.hook}): {event.message}[/]", highlight=False)
         elif isinstance(event, ev.PluginError):
             c.print(f"[red]plugin {event.plugin} failed in {event.hook}: {event.message}[/]", highlight=False)
 

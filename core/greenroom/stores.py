@@ -26,7 +26,10 @@ class ProfileStore(Protocol):
         self, agent_id: str, key: str, change: Callable[[Mapping[str, Any] | None], Mapping[str, Any]]
     ) -> Mapping[str, Any]:
         """Apply ``change`` to the current document atomically (no lost updates) and
-        return what was written."""
+        return what was written.
+
+        ``change`` may be called more than once (a store retries when another writer got
+        there first), so it must be pure: its result depends only on its argument."""
 
     def delete(self, agent_id: str, key: str) -> bool: ...
 

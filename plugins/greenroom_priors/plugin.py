@@ -19,7 +19,7 @@ from typing import Any
 import anyio.to_thread
 
 from greenroom import RunContext, RunOutcome, hookimpl
-from greenroom.events import PluginError, PriorsLoaded, PriorsSaved
+from greenroom.events import PluginWarning, PriorsLoaded, PriorsSaved
 from greenroom.plugins import Plugin
 from greenroom.stores import ProfileStore, StoreError, StoreFactory
 from greenroom_priors.config import PriorsConfig, config_schema
@@ -102,7 +102,7 @@ class PriorsPlugin(Plugin):
             raise exc
         message = f"{doing} for agent {ctx.agent.id!r} failed, going on without: {exc}"
         log.warning("priors-persistence: %s", message)
-        ctx.emit(PluginError(plugin=self.name, distribution="greenroom", hook=hook, message=f"warning: {message}"))
+        ctx.emit(PluginWarning(plugin=self.name, hook=hook, message=message))
 
     # ------------------------------------------------------------------ phases
     def _degrade(self, ctx: RunContext, exc: BaseException) -> None:
@@ -119,12 +119,11 @@ class PriorsPlugin(Plugin):
         )
 
     @hookimpl(tryfirst=True)
-    def greenroom_run_start(self, ctx: RunContext) -> None:
-        # Synchronous on purpose: the host calls every implementation in pluggy order but
-        # awaits async ones only afterwards, so an async loader would fill ctx.priors after
-        # the sync plugins that read it (deferred-tools, search-ranking) already ran. One
-        # indexed read is cheap; a store that just failed is not retried for RETRY_AFTER
-        # seconds, so a down database does not stall every run start on its timeout.
+    async def greenroom_run_start(self, ctx: RunContext) -> None:
+        # tryfirst: deferred-tools and search-ranking read ctx.priors in their own RunStart,
+        # and the host awaits this one before calling them. The read runs in a worker thread
+        # so a slow database never blocks the event loop. A store that just failed is not
+        # retried for RETRY_AFTER seconds, so a down database does not stall every run start.
         priors = ctx.priors
         priors.default = self.config.default_prior
         agent = ctx.agent.id
@@ -136,8 +135,8 @@ class PriorsPlugin(Plugin):
             )
             return
         try:
-            store = self.store(ctx)
-            raw = store.read(agent, KEY)
+            store = await anyio.to_thread.run_sync(self.store, ctx)
+            raw = await anyio.to_thread.run_sync(store.read, agent, KEY)
             doc = check_document(raw, f"{describe(store)}, agent {agent!r}") if raw is not None else None
         except Exception as exc:
             self._down_until[url_key] = time.monotonic() + RETRY_AFTER

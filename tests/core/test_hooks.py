@@ -331,3 +331,34 @@ async def test_hook_greenroom_search_tools(make_runtime) -> None:
     rt = make_runtime(plugins=[LastWins()])
     found, _ = await rt.search(SearchQuery.parse("weather"), CANDIDATES)
     assert [s.name for s in found] == ["weather_week"]
+
+
+@pytest.mark.anyio
+async def test_async_and_sync_implementations_run_one_after_another_in_pluggy_order() -> None:
+    """An async hook finishes before the next implementation starts (priors load before
+    the deferred plugin reads them, whichever of them is async)."""
+    import anyio
+
+    log: list[str] = []
+
+    class Early(Plugin):
+        name = "early"
+
+        @hookimpl(tryfirst=True)
+        async def greenroom_run_start(self, ctx: Any) -> str:
+            log.append("early:start")
+            await anyio.lowlevel.checkpoint()
+            log.append("early:end")
+            return "early"
+
+    class Late(Plugin):
+        name = "late"
+
+        @hookimpl(trylast=True)
+        def greenroom_run_start(self, ctx: Any) -> None:
+            log.append("late")
+
+    host = make_plugin_host(records=[], extra=[Late(), Early()])
+    results = await host.call("greenroom_run_start", ctx=None)
+    assert log == ["early:start", "early:end", "late"]
+    assert results == ["early"]  # None answers are left out, as pluggy does

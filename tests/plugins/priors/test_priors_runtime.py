@@ -13,7 +13,7 @@ import pytest
 from priors_testutil import Events, call
 
 from greenroom import Plugin, PluginHookError, Runtime, ToolPriors, hookimpl
-from greenroom.events import PluginError, PriorsLoaded, PriorsSaved
+from greenroom.events import PluginWarning, PriorsLoaded, PriorsSaved
 from greenroom.stores import ProfileStore, StoreError
 from greenroom_priors import KEY, MemoryStore, PriorsConfig, PriorsPlugin, SqliteStore
 from greenroom_priors.stores import absolutize
@@ -156,7 +156,7 @@ async def test_store_down_degrades_to_defaults_with_a_warning(
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("loading tool priors" in w and "connection refused" in w for w in warnings)
     assert any("saving tool priors" in w for w in warnings)
-    errors = events.of(PluginError)
+    errors = events.of(PluginWarning)
     assert [e.hook for e in errors] == ["greenroom_run_start", "greenroom_run_end"]
     assert all(e.plugin == "priors-persistence" for e in errors)
     assert events.of(PriorsLoaded)[0].source == "defaults"
@@ -175,7 +175,7 @@ async def test_an_unknown_scheme_is_reported_not_fatal(
     rt = build(SCRIPT, config=PriorsConfig(store="redis://localhost/0"))
     with caplog.at_level(logging.WARNING, logger="greenroom.priors"):
         assert (await rt.session().run("hi")).stop_reason == "final"
-    assert "no profile store handles redis:// URLs" in events.of(PluginError)[0].message
+    assert "no profile store handles redis:// URLs" in events.of(PluginWarning)[0].message
     assert "memory, postgres, postgresql, sqlite" in caplog.text
 
 
@@ -281,6 +281,6 @@ async def test_a_store_that_just_failed_is_not_retried_at_every_run_start(
     await session.run("one")
     await session.run("two")
     assert opened == ["down://x"]  # the second run start did not wait on the store again
-    messages = [e.message for e in events.of(PluginError)]
+    messages = [e.message for e in events.of(PluginWarning)]
     assert len(messages) == 2 and "not retried yet" in messages[1]
     assert [e.source for e in events.of(PriorsLoaded)] == ["defaults", "defaults"]
