@@ -8,7 +8,7 @@ import inspect
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -21,6 +21,9 @@ from greenroom.plugins import Plugin, PluginHost, PluginRecord, discover, make_p
 from greenroom.runtime import DuplicateToolError, Runtime
 from greenroom.tools import FunctionTool, Tool, ToolDescriptor, tool
 
+if TYPE_CHECKING:
+    from greenroom.mcp import McpToolset
+
 
 def plugin_schemas(records: Iterable[PluginRecord]) -> dict[str, dict[str, Any]]:
     return {r.name: r.cls.config_schema() for r in records if r.cls is not None}
@@ -32,6 +35,7 @@ def load_runtime_config(
     recs = list(records) if records is not None else discover()
     broken = {r.name: r.error or "" for r in recs if r.cls is None}
     cfg = load_config(path, plugin_schemas=plugin_schemas(recs), broken_plugins=broken)
+    check_mcp(cfg)  # here, so `greenroom config check` reports it without starting anything
     return cfg, recs
 
 
@@ -149,6 +153,79 @@ def build_groups(cfg: RuntimeConfig) -> list[ToolGroup]:
     return out
 
 
+def check_mcp(cfg: RuntimeConfig) -> None:
+    """What the schema cannot say about ``[[tools.mcp]]``: exactly one of command and
+    url, and a unique non-empty name (it becomes the group id and the tool prefix)."""
+    errors: list[ConfigError] = []
+    seen: dict[str, int] = {}
+    for i, server in enumerate(cfg.tools.mcp):
+        where = f"tools.mcp[{i}]"
+        if server.command and server.url:
+            errors.append(
+                ConfigError(
+                    f"server {server.name!r} sets both 'command' (stdio) and 'url' (HTTP); keep one",
+                    file=cfg.origin(f"{where}.url"),
+                    path=f"{where}.url",
+                )
+            )
+        elif not server.command and not server.url:
+            errors.append(
+                ConfigError(
+                    f"server {server.name!r} needs 'command' (a stdio server) or 'url' (a streamable-HTTP server)",
+                    file=cfg.origin(where),
+                    path=where,
+                )
+            )
+        if not server.name.strip():
+            errors.append(ConfigError("must not be empty", file=cfg.origin(f"{where}.name"), path=f"{where}.name"))
+        elif server.name in seen:
+            errors.append(
+                ConfigError(
+                    f"another MCP server is already named {server.name!r} (tools.mcp[{seen[server.name]}])",
+                    file=cfg.origin(f"{where}.name"),
+                    path=f"{where}.name",
+                )
+            )
+        else:
+            seen[server.name] = i
+    if errors:
+        raise ConfigErrors(errors)
+
+
+def build_mcp(cfg: RuntimeConfig, reserved_names: Iterable[str]) -> McpToolset | None:
+    """The ``[[tools.mcp]]`` servers, prepared: uncached ones listed, eager ones started.
+
+    The caller owns the result and must close it (``aclose``/``close``). Each server runs
+    in the folder of the config file that declared it.
+    """
+    if not cfg.tools.mcp:
+        return None
+    check_mcp(cfg)
+    try:
+        from greenroom.mcp import McpToolset
+    except ImportError as exc:
+        # greenroom.mcp re-raises the SDK's ImportError with its own advice; quote only the
+        # underlying reason (which module is missing), not the advice twice
+        reason = exc.__cause__ or exc
+        raise ConfigError(
+            f"MCP servers need the official MCP SDK (2.x): pip install 'greenroom[mcp]' ({reason})",
+            file=cfg.origin("tools.mcp"),
+            path="tools.mcp",
+        ) from None
+    base_dirs: dict[str, str | Path] = {}
+    for i, server in enumerate(cfg.tools.mcp):
+        origin = cfg.origin(f"tools.mcp[{i}]")
+        if origin:
+            base_dirs[server.name] = Path(origin).parent
+    toolset = McpToolset(cfg.tools.mcp, cfg.base_dir, base_dirs=base_dirs, reserved_names=reserved_names)
+    try:
+        toolset.prepare_blocking()
+    except BaseException:
+        toolset.close()
+        raise
+    return toolset
+
+
 def _loader(func: Any, ref: str) -> Any:
     async def load() -> list[Tool]:
         value = func()
@@ -199,15 +276,29 @@ def build_runtime(
     )
     tools = [*build_tools(cfg), *extra_tools]
     groups = build_groups(cfg)
-    if model is None:
-        try:
-            model = build_model(cfg.agent.model, cfg.model, host, cfg.base_dir)
-        except ConfigError as exc:
-            raise ConfigError(exc.message, file=cfg.origin("agent.model"), path="agent.model") from None
+    reserved = [t.descriptor.name for t in tools] + [n for g in groups for n in g.tool_names]
+    mcp = build_mcp(cfg, reserved)
     try:
-        rt = Runtime(model=model, tools=tools, host=host, agent=cfg.agent, events=events, groups=groups)
-    except DuplicateToolError as exc:
-        raise ConfigError(str(exc), file=cfg.files[-1], path="tools") from None
+        if mcp is not None:
+            tools += mcp.tools()
+            groups += mcp.groups()
+        if model is None:
+            try:
+                model = build_model(cfg.agent.model, cfg.model, host, cfg.base_dir)
+            except ConfigError as exc:
+                raise ConfigError(exc.message, file=cfg.origin("agent.model"), path="agent.model") from None
+        try:
+            rt = Runtime(model=model, tools=tools, host=host, agent=cfg.agent, events=events, groups=groups)
+        except DuplicateToolError as exc:
+            raise ConfigError(str(exc), file=cfg.files[-1], path="tools") from None
+    except BaseException:
+        # Nobody else holds the toolset yet: without this, a bad model spec would leave
+        # the servers listed above running until the process exits.
+        if mcp is not None:
+            mcp.close()
+        raise
+    if mcp is not None:
+        rt.on_close(mcp.aclose)
     rt.config = cfg
     return rt
 
