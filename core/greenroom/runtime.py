@@ -315,7 +315,11 @@ class Runtime:
         groups: Iterable[ToolGroup] = (),
     ) -> None:
         self.agent = agent or AgentConfig()
-        self.groups: dict[str, ToolGroup] = {g.id: g for g in groups}
+        self.groups: dict[str, ToolGroup] = {}
+        for g in groups:
+            if g.id in self.groups:
+                raise DuplicateToolError(f"two tool groups have the id {g.id!r}; group ids must be unique")
+            self.groups[g.id] = g
         self.model = model
         self.host = host
         self.events = events or ev.EventBus()

@@ -319,6 +319,8 @@ class DeferredToolsPlugin(Plugin):
         if cfg.strategy == "inject":
             self._retain(ctx, st)
         if not st.active and not st.deferred():
+            # below the thresholds nothing changes: the plugin's own tools are not sent either
+            request.tools[:] = [d for d in request.tools if d.name not in OWN_TOOLS]
             return
         if cfg.strategy == "dispatch" and self._sent_cache is not None and self._sent_cache[0] == id(st):
             request.tools[:] = self._sent_cache[1]
@@ -330,6 +332,17 @@ class DeferredToolsPlugin(Plugin):
                 for d in request.tools
                 if d.name not in own_names and st.modes.get(d.name, Placement("eager", "")).mode == "eager"
             ]
+            if cfg.strategy == "inject":
+                # a session resumed in a new runtime has not re-run its group loaders yet:
+                # tools it promoted from a group keep their place from the catalog, and the
+                # first call loads the group implicitly
+                present = {d.name for d in sent} | own_names
+                for name, p in st.modes.items():
+                    promoted = p.reason.startswith("promotion")
+                    if promoted and name not in present and name not in ctx.hidden:
+                        d = self._descriptor(ctx, name)
+                        if d is not None:
+                            sent.append(d)
             request.tools[:] = sent + own
             if cfg.strategy == "dispatch":
                 self._sent_cache = (id(st), list(request.tools))

@@ -235,3 +235,31 @@ async def test_groups_from_config_with_a_python_loader(tmp_path) -> None:
     await s.run("x")
     assert tool_results(s)[0].content == "sunny in Oslo"
     assert "- `weather` — weather: Forecasts. (1 tools)" in rt.model.requests[0].system_text
+
+
+@pytest.mark.anyio
+async def test_inject_resume_keeps_promoted_group_tools_before_the_loader_runs_again(tmp_path) -> None:
+    rt = make([load("billing", ["billing_refund"]), {"text": "ok"}], Loader(), strategy="inject")
+    s = rt.session()
+    await s.run("x")
+    path = s.save(tmp_path / "s.json")
+
+    fresh_loader = Loader()
+    turns = [{"tool_calls": [{"name": "billing_refund", "arguments": {"id": "q"}}]}, {"text": "done"}]
+    rt2 = make(turns, fresh_loader, strategy="inject")
+    resumed = rt2.load_session(path)
+    await resumed.run("refund q")
+    first = rt2.model.requests[0]
+    refund = next(t for t in first.tools if t.name == "billing_refund")
+    assert refund.parameters == PARAMS  # the real schema, from the catalog, before any load
+    assert "billing_invoice" not in [t.name for t in first.tools]  # never promoted
+    assert fresh_loader.calls == 1  # the direct call loaded the group
+    assert tool_results(resumed)[-1].content == "billing_refund:q"
+
+
+def test_two_groups_with_one_id_are_rejected() -> None:
+    from greenroom.runtime import DuplicateToolError
+
+    groups = [ToolGroup("billing", "Billing", "", Loader()), ToolGroup("billing", "Billing 2", "", Loader())]
+    with pytest.raises(DuplicateToolError, match="'billing'"):
+        Runtime(model=ScriptedModel([]), groups=groups, host=make_plugin_host(records=[], extra=[]))

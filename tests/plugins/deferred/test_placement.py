@@ -165,3 +165,13 @@ async def test_learned_priors_start_frequent_tools_eager(make_runtime) -> None:
     st = session.state[DeferralState]
     assert st.modes["t01"].mode == "eager" and st.modes["t01"].reason.startswith("prior p=0.600 > breakeven")
     assert st.modes["t02"].mode == "deferred"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("cfg", [{"enabled": False}, {"min_tools": 50}])
+async def test_an_inactive_plugin_sends_every_schema_as_is_and_none_of_its_own(make_runtime, cfg) -> None:
+    tools = [catalog_tool(f"t{i:02d}") for i in range(20)]
+    rt = make_runtime(tools=tools, plugins=[DeferredToolsPlugin(DeferredConfig(**cfg))])
+    request = await rt.preview(rt.session())
+    assert [t.name for t in request.tools] == [t.descriptor.name for t in tools]
+    assert [t.parameters for t in request.tools] == [t.descriptor.parameters for t in tools]
