@@ -1,0 +1,154 @@
+"""The errors a real provider raises, all of them ``greenroom.models.ModelError``.
+
+An SDK exception never leaves a provider: each one is translated into one of these, with
+the provider's name, the HTTP status (when there was a response), the provider's own
+message and whether a retry could help. Callers catch ``ModelError`` (everything) or a
+subclass here (for example ``ProviderRateLimitError`` to back off at a higher level).
+"""
+
+from __future__ import annotations
+
+from greenroom.models import ModelError
+
+
+class ProviderError(ModelError):
+    """A provider call failed.
+
+    Attributes:
+        provider: ``openai`` or ``anthropic`` (or a third-party name).
+        status: The HTTP status, or None when no response arrived.
+        detail: The provider's own message (``error.message`` of the body) or the
+            transport's description.
+        retryable: Whether the same request could succeed later (429, 5xx, network).
+        retry_after: Seconds the provider asked us to wait (``Retry-After``), if it did.
+        attempts: How many attempts were made before giving up (set by the retry loop).
+    """
+
+    retryable: bool = False
+    kind = "request failed"  # what went wrong when there is no HTTP status to show
+
+    def __init__(
+        self,
+        provider: str,
+        detail: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        model: str = "",
+        endpoint: str = "",
+    ) -> None:
+        self.provider = provider
+        self.detail = detail
+        self.status = status
+        self.retry_after = retry_after
+        self.model = model
+        self.endpoint = endpoint
+        self.attempts = 1
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        who = f"{self.provider}:{self.model}" if self.model else self.provider
+        if self.status is not None:
+            what, where = f"HTTP {self.status}", f" from {self.endpoint}" if self.endpoint else ""
+        else:
+            what, where = self.kind, f" calling {self.endpoint}" if self.endpoint else ""
+        tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
+        return f"{who}: {what}{where}{tries}: {self.detail}"
+
+    def with_attempts(self, attempts: int) -> ProviderError:
+        """Record how many attempts were made and refresh the message."""
+        self.attempts = attempts
+        self.args = (self._render(),)
+        return self
+
+
+class ProviderRateLimitError(ProviderError):
+    """HTTP 429: too many requests or tokens for the account's limits."""
+
+    retryable = True
+
+
+class ProviderServerError(ProviderError):
+    """HTTP 5xx (including Anthropic's 529 "overloaded"), or 408 / 409 the providers
+    document as transient."""
+
+    retryable = True
+
+
+class ProviderConnectionError(ProviderError):
+    """No HTTP response: DNS, refused connection, reset, TLS failure."""
+
+    retryable = True
+    kind = "connection failed"
+
+
+class ProviderTimeoutError(ProviderConnectionError):
+    """No complete answer within the configured ``timeout``."""
+
+    kind = "timed out"
+
+
+class ProviderAuthError(ProviderError):
+    """HTTP 401 / 403: the key is wrong, revoked or lacks permission."""
+
+
+class ProviderRequestError(ProviderError):
+    """Another 4xx: the provider rejected the request (unknown model, bad schema, context
+    too long). Retrying the same request cannot help."""
+
+
+class ProviderResponseError(ProviderError):
+    """A 2xx answer greenroom cannot use (no choices, not JSON, wrong shape)."""
+
+    kind = "unusable response"
+
+
+class ProviderSetupError(ModelError):
+    """The provider cannot be used as configured (missing extra, missing key)."""
+
+
+class MissingExtraError(ProviderSetupError):
+    """The provider's SDK is not installed."""
+
+
+class MissingApiKeyError(ProviderSetupError):
+    """The environment variable that should hold the API key is unset or empty."""
+
+
+def error_for_status(
+    provider: str,
+    status: int,
+    detail: str,
+    *,
+    retry_after: float | None = None,
+    model: str = "",
+    endpoint: str = "",
+) -> ProviderError:
+    """The error class that matches an HTTP status."""
+    cls: type[ProviderError]
+    if status == 429:
+        cls = ProviderRateLimitError
+    elif status >= 500 or status in (408, 409):
+        # 408 and 409 (lock contention) are retried by both official SDKs too
+        cls = ProviderServerError
+    elif status in (401, 403):
+        cls = ProviderAuthError
+    else:
+        cls = ProviderRequestError
+    return cls(provider, detail, status=status, retry_after=retry_after, model=model, endpoint=endpoint)
+
+
+__all__ = [
+    "MissingApiKeyError",
+    "MissingExtraError",
+    "ProviderAuthError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderRateLimitError",
+    "ProviderRequestError",
+    "ProviderResponseError",
+    "ProviderServerError",
+    "ProviderSetupError",
+    "ProviderTimeoutError",
+    "error_for_status",
+]
