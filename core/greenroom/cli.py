@@ -15,10 +15,12 @@ from typing import Annotated, Any
 import anyio
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from greenroom import events as ev
 from greenroom.config import ConfigError, merged_document
+from greenroom.models import ModelError
 from greenroom.plugins import PluginHookError, PluginHost, PluginRecord, discover, make_plugin_host
 
 console = Console()
@@ -36,7 +38,8 @@ app.add_typer(config_app, name="config")
 
 
 def fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    # messages quote user text and install hints like greenroom[openai]: never markup
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -213,6 +216,8 @@ def run_cmd(
         fail(str(exc))
     except PluginHookError as exc:
         fail(str(exc), 1)
+    except ModelError as exc:
+        fail(f"the model failed: {exc}", 1)
     except Exception as exc:
         fail(f"{type(exc).__name__}: {exc}", 1)
     finally:

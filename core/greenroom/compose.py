@@ -282,11 +282,14 @@ def build_runtime(
         if mcp is not None:
             tools += mcp.tools()
             groups += mcp.groups()
+        built_model = None
         if model is None:
             try:
-                model = build_model(cfg.agent.model, cfg.model, host, cfg.base_dir)
+                model = built_model = build_model(cfg.agent.model, cfg.model, host, cfg.base_dir)
             except ConfigError as exc:
-                raise ConfigError(exc.message, file=cfg.origin("agent.model"), path="agent.model") from None
+                # a provider names the [model] option it rejected; keep that path
+                key = exc.path or "agent.model"
+                raise ConfigError(exc.message, file=cfg.origin(key) or cfg.files[-1], path=key) from None
         try:
             rt = Runtime(model=model, tools=tools, host=host, agent=cfg.agent, events=events, groups=groups)
         except DuplicateToolError as exc:
@@ -299,6 +302,9 @@ def build_runtime(
         raise
     if mcp is not None:
         rt.on_close(mcp.aclose)
+    closer = getattr(built_model, "aclose", None)
+    if closer is not None:
+        rt.on_close(closer)  # the runtime made the model's client, so it closes it too
     rt.config = cfg
     return rt
 

@@ -37,6 +37,7 @@ from greenroom.groups import ToolGroup
 from greenroom.models import (
     Message,
     Model,
+    ModelError,
     ModelRequest,
     RequestDraft,
     SystemSection,
@@ -450,6 +451,12 @@ class Runtime:
                     message=f"{type(exc.error).__name__}: {exc.error}",
                 )
             )
+            await self._finish(ctx, outcome)
+            raise
+        except ModelError as exc:
+            # the provider gave up (after its retries): plugins still see the run end, so
+            # what the run learned is saved and the trace is complete
+            outcome = RunOutcome(run_id, "", ctx.step, "error", ctx.usage_total, error=str(exc))
             await self._finish(ctx, outcome)
             raise
         await self._finish(ctx, outcome)

@@ -122,3 +122,15 @@ def test_plugin_sections_structure_into_frozen_config(tmp_path) -> None:
     assert conf == DemoConfig(rules=(Rule("a*", "eager"),), limit=5)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         conf.limit = 1  # type: ignore[misc]
+
+
+def test_a_rejected_model_option_is_reported_at_its_own_key(tmp_path, monkeypatch) -> None:
+    from greenroom.compose import build_runtime
+
+    pytest.importorskip("openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    (tmp_path / "agent.toml").write_text('[agent]\nmodel = "openai:gpt-4o-mini"\n[model]\ntimeout = 0\n')
+    with pytest.raises(ConfigError) as info:
+        build_runtime(tmp_path / "agent.toml")
+    assert info.value.path == "model.timeout"
+    assert str(info.value).startswith(f"{tmp_path / 'agent.toml'}: model.timeout: expected a number")

@@ -206,6 +206,28 @@ async def test_script_that_runs_out_fails_clearly(make_runtime) -> None:
         await rt.session().run("x")
 
 
+@pytest.mark.anyio
+async def test_a_model_that_gives_up_still_ends_the_run_for_plugins(make_runtime) -> None:
+    from greenroom import events as ev
+
+    ends: list[str] = []
+
+    class Ends(Plugin):
+        name = "ends"
+
+        @hookimpl
+        def greenroom_run_end(self, ctx: Any, outcome: Any) -> None:
+            ends.append(f"{outcome.stop_reason}: {outcome.error}")
+
+    rt = make_runtime([{"tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 1}}]}], tools=[add], plugins=[Ends()])
+    finished: list[Any] = []
+    rt.events.subscribe(lambda e: finished.append(e) if isinstance(e, ev.RunFinished) else None)
+    with pytest.raises(ScriptError):
+        await rt.session().run("x")  # step 2 asks for a turn the script does not have
+    assert len(ends) == 1 and ends[0].startswith("error: ") and "the script has 1 turn" in ends[0]
+    assert [(e.stop_reason, e.steps) for e in finished] == [("error", 2)]
+
+
 def test_malformed_script_line_names_file_and_line(tmp_path) -> None:
     f = tmp_path / "s.jsonl"
     f.write_text('{"text": "ok"}\n{"tool_calls": [{"arguments": {}}]}\n')
