@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -11,13 +11,17 @@ from greenroom_deferred.retention import BetaState
 Mode = Literal["eager", "deferred"]
 
 
-@attrs.define
+@attrs.frozen
 class Placement:
     """A tool's current mode and why it has it (``rule '*_admin'``, ``policy never``,
     ``default``, ``promotion: search``, ``retention: idle 6 steps`` ...)."""
 
     mode: Mode
     reason: str
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Placement:
+        # immutable: a run's snapshot shares it instead of copying one per tool
+        return self
 
 
 @attrs.define
