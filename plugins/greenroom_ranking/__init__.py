@@ -1,8 +1,9 @@
-"""search-ranking: keyword and BM25 rankers for ToolSearch, fused
-with any third-party ranker, boosted by learned usage priors, plus ``greenroom rank eval``.
+"""search-ranking: keyword, BM25 and (with the ``embeddings`` extra) embedding rankers for
+ToolSearch, fused with any third-party ranker, boosted by learned usage priors, plus
+``greenroom rank eval``.
 """
 
-from greenroom_ranking.config import BUILTIN_RANKERS, DEFAULT_RANKERS, RankingConfig
+from greenroom_ranking.config import BUILTIN_RANKERS, DEFAULT_RANKERS, HYBRID_SETTINGS, RankingConfig
 from greenroom_ranking.fusion import CompositeRanking, cut, fuse, prior_boost, rrf, weighted
 from greenroom_ranking.plugin import SearchRankingPlugin
 from greenroom_ranking.rankers import CatalogCache
@@ -10,6 +11,7 @@ from greenroom_ranking.rankers import CatalogCache
 __all__ = [
     "BUILTIN_RANKERS",
     "DEFAULT_RANKERS",
+    "HYBRID_SETTINGS",
     "CatalogCache",
     "CompositeRanking",
     "RankingConfig",

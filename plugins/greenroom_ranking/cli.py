@@ -64,7 +64,10 @@ def eval_cmd(
     queries: Annotated[Path, typer.Option("--queries", help="queries.jsonl (query, gold).")],
     ranker: Annotated[
         list[str] | None,
-        typer.Option("--ranker", help="Ranker to measure (repeat): default, keyword, bm25, bm25-plain, or a+b."),
+        typer.Option(
+            "--ranker",
+            help="Ranker to measure (repeat): default, hybrid, keyword, bm25, bm25-plain, embedding, or a+b.",
+        ),
     ] = None,
     form: Annotated[
         str, typer.Option("--form", help="Query form: full (the request), keywords (its first content words), both.")

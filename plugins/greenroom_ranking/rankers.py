@@ -39,9 +39,7 @@ Builder = Callable[[Sequence[ToolDescriptor], RankingConfig], Index]
 # ----------------------------------------------------------------------------- helpers
 
 
-def _required_mask(
-    tools: Sequence[ToolDescriptor], query: SearchQuery, allowed: np.ndarray | None
-) -> np.ndarray | None:
+def required_mask(tools: Sequence[ToolDescriptor], query: SearchQuery, allowed: np.ndarray | None) -> np.ndarray | None:
     """Combine the candidate mask with ``+required`` terms (checked only where allowed)."""
     if not query.required:
         return allowed
@@ -223,7 +221,7 @@ class BM25Index:
         if not ids:
             return []
         scores = self.retriever.get_scores_from_ids(ids)
-        mask = _required_mask(self.tools, query, allowed)
+        mask = required_mask(self.tools, query, allowed)
         if mask is not None:
             scores = np.where(mask, scores, 0.0)
         return top_scored(self.names, scores, depth, self.ranks)
@@ -255,7 +253,7 @@ class PlainBM25Index(BM25Index):
         if not ids:
             return []
         scores = self.retriever.get_scores_from_ids(ids)
-        mask = _required_mask(self.tools, query, allowed)
+        mask = required_mask(self.tools, query, allowed)
         if mask is not None:
             scores = np.where(mask, scores, 0.0)
         return top_scored(self.names, scores, depth, self.ranks)
@@ -284,10 +282,18 @@ def build_plain_bm25(tools: Sequence[ToolDescriptor], config: RankingConfig) -> 
 # ----------------------------------------------------------------------------- registry
 
 
+def build_embedding(tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
+    # imported on use: the embeddings module builds on this one's helpers
+    from greenroom_ranking.embeddings import build_embedding as build
+
+    return build(tools, config)
+
+
 BUILDERS: dict[str, Builder] = {
     "keyword": build_keyword,
     "bm25": build_bm25,
     "bm25-plain": build_plain_bm25,
+    "embedding": build_embedding,
 }
 
 

