@@ -334,6 +334,8 @@ class Runtime:
                 self.tools.add(t)
         self.profile_state = StateStore(self.registry, Scope.PROFILE)
         self._token_cache: dict[int, tuple[Any, int]] = {}
+        self._history_tokens: tuple[tuple[Message, ...], int] = ((), 0)
+        self._tools_digest: tuple[tuple[ToolDescriptor, ...], Any, int] = ((), hashlib.sha256(), 0)
         self._closers: list[Any] = []
         self.config: Any = None  # the RuntimeConfig when built from a file
 
@@ -628,18 +630,37 @@ class Runtime:
             self._token_cache[id(d)] = hit
         return hit[0][1], hit[1]
 
+    def _messages_tokens(self, messages: Sequence[Message]) -> int:
+        """Tokens of a history, counting only what was appended since the last request
+        (a history that was rewritten, by compaction say, is counted afresh)."""
+        prev, prev_tokens = self._history_tokens
+        n = len(prev)
+        # tuple equality compares identity first, item by item, in C
+        if 0 < n <= len(messages) and tuple(messages[:n]) == prev:
+            total = prev_tokens + sum(message_tokens(m) for m in messages[n:])
+        else:
+            total = sum(message_tokens(m) for m in messages)
+        self._history_tokens = (tuple(messages), total)
+        return total
+
     def describe_request(self, request: ModelRequest) -> ev.RequestSent:
         """Token counts of the three parts of a request and the cacheable-prefix hash."""
-        h = hashlib.sha256()
-        tools_tok = 0
-        for d in request.tools:
-            text, n = self._cached_tool_tokens(d)
-            tools_tok += n
-            h.update(text.encode())
-            h.update(b"\n")
+        tools = tuple(request.tools)
+        seen_tools, seen_hash, seen_tokens = self._tools_digest
+        if seen_tools == tools:  # the same definitions as last step: identity checks only
+            h, tools_tok = seen_hash.copy(), seen_tokens
+        else:
+            h = hashlib.sha256()
+            tools_tok = 0
+            for d in tools:
+                text, n = self._cached_tool_tokens(d)
+                tools_tok += n
+                h.update(text.encode())
+                h.update(b"\n")
+            self._tools_digest = (tools, h.copy(), tools_tok)
         stable = "\n\n".join(s.text for s in request.system if s.stable)
         h.update(b"\x00system\x00" + stable.encode())
-        messages_tok = sum(message_tokens(m) for m in request.messages)
+        messages_tok = self._messages_tokens(request.messages)
         return ev.RequestSent(
             step=request.step,
             system_tokens=_text_tokens(request.system_text),

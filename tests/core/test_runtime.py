@@ -385,3 +385,27 @@ async def test_tool_usage_is_recorded_per_step(make_runtime) -> None:
     assert usage.steps == 3
     assert usage.calls == {1: ["add"], 2: ["add", "add"]}
     assert usage.presence() == {"add": pytest.approx(2 / 3)}
+
+
+def test_request_accounting_reuses_nothing_it_should_not(make_runtime) -> None:
+    """Token counts and the prefix hash of a request do not depend on what was described
+    before it: a grown history, a rewritten one and a changed tools array all give what a
+    fresh runtime computes."""
+    from greenroom.models import Message, ModelRequest, SystemSection
+
+    def request(tools: Any, messages: Any) -> ModelRequest:
+        return ModelRequest(system=(SystemSection("agent", "Be brief."),), tools=tools, messages=messages, step=1)
+
+    history = (Message(role="user", content="add one and two"), Message(role="assistant", content="three"))
+    steps = [
+        request((add.descriptor,), history[:1]),
+        request((add.descriptor,), history),  # appended
+        request((add.descriptor,), (Message(role="user", content="a different, much longer first message"),)),
+        request((add.descriptor, explode.descriptor), history),  # a tool joined
+        request((explode.descriptor,), history),
+    ]
+    rt = make_runtime([], tools=[add, explode])
+    for req in steps:
+        fresh = make_runtime([], tools=[add, explode]).describe_request(req)
+        assert rt.describe_request(req) == fresh
+    assert len({make_runtime([]).describe_request(r).prefix_hash for r in steps}) == 3
