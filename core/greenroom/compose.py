@@ -102,12 +102,19 @@ def as_tools(obj: Any, ref: str) -> list[Tool]:
     return out
 
 
+def base_of(cfg: RuntimeConfig, where: str) -> Path:
+    """The folder relative paths at ``where`` are resolved against: that of the file that
+    set the value (a base config's paths keep working when another file extends it)."""
+    origin = cfg.origin(where)
+    return Path(origin).parent if origin else Path(cfg.base_dir)
+
+
 def build_tools(cfg: RuntimeConfig) -> list[Tool]:
     tools: list[Tool] = []
     for i, ref in enumerate(cfg.tools.python):
         where = f"tools.python[{i}]"
         try:
-            tools.extend(as_tools(import_ref(ref, cfg.base_dir), ref))
+            tools.extend(as_tools(import_ref(ref, base_of(cfg, where)), ref))
         except ConfigError as exc:
             raise ConfigError(exc.message, file=cfg.origin(where), path=where) from None
         except Exception as exc:
@@ -285,7 +292,8 @@ def build_runtime(
         built_model = None
         if model is None:
             try:
-                model = built_model = build_model(cfg.agent.model, cfg.model, host, cfg.base_dir)
+                model_dir = str(base_of(cfg, "agent.model"))
+                model = built_model = build_model(cfg.agent.model, cfg.model, host, model_dir)
             except ConfigError as exc:
                 # a provider names the [model] option it rejected; keep that path
                 key = exc.path or "agent.model"

@@ -1,4 +1,4 @@
-"""``greenroom demo``: the offline showcase, built from the config in ``examples/demo``.
+"""``greenroom demo``: the offline showcase, built from the config in ``greenroom/demo_agent``.
 
 An on-call agent with 191 tools handles an incident with the scripted planner model. The
 demo prints what the model saw at each step (exact o200k tokens, against sending every
@@ -8,7 +8,6 @@ installed, the second run starts the tools it learned it needs eager and searche
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from greenroom.report import LiveView
 from greenroom.sessions import state_dir
 from greenroom.tokens import count_tokens, tool_tokens
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "examples" / "demo"
+DEMO_DIR = Path(__file__).resolve().parent / "demo_agent"
 
 FOLLOW_UP = "Keep watching the checkout alert for a few minutes and tell me when it clears."
 
@@ -94,12 +93,15 @@ def run_demo(
         shutil.rmtree(home)
         console.print(f"[dim]forgot what earlier demo runs learned ({home})[/]")
     home.mkdir(parents=True, exist_ok=True)
-    os.environ["GREENROOM_DEMO_HOME"] = str(home)  # demo.toml interpolates it
     cfg, records = load_runtime_config(config)
     configs = plugin_configs(cfg, records)
     deferred = configs.get("deferred-tools")
     if deferred is not None:
         configs["deferred-tools"] = attrs.evolve(deferred, strategy=strategy)
+    priors = configs.get("priors-persistence")
+    if priors is not None:
+        # what the demo learns lives in its own file, which --fresh deletes
+        configs["priors-persistence"] = attrs.evolve(priors, store=f"sqlite:///{home / 'priors.sqlite3'}")
     bus = ev.EventBus()
     recorder = Recorder()
     bus.subscribe(recorder)

@@ -134,3 +134,21 @@ def test_a_rejected_model_option_is_reported_at_its_own_key(tmp_path, monkeypatc
         build_runtime(tmp_path / "agent.toml")
     assert info.value.path == "model.timeout"
     assert str(info.value).startswith(f"{tmp_path / 'agent.toml'}: model.timeout: expected a number")
+
+
+def test_paths_resolve_against_the_file_that_set_them(tmp_path) -> None:
+    """A team's base config keeps working when an agent's config elsewhere extends it."""
+    from greenroom.compose import build_runtime
+
+    base = tmp_path / "team"
+    base.mkdir()
+    (base / "tools.py").write_text(
+        "from greenroom import tool\n\n@tool\ndef ping() -> str:\n    '''Ping.'''\n    return 'pong'\n\nTOOLS = [ping]\n"
+    )
+    (base / "plan.py").write_text("def plan(request):\n    return {'text': 'done'}\n")
+    (base / "base.toml").write_text('[agent]\nmodel = "scripted:plan.py:plan"\n[tools]\npython = ["tools.py:TOOLS"]\n')
+    agent = tmp_path / "agents" / "support"
+    agent.mkdir(parents=True)
+    (agent / "agent.toml").write_text('extends = "../../team/base.toml"\n[agent]\nid = "support"\n')
+    rt = build_runtime(agent / "agent.toml")
+    assert "ping" in rt.user_tool_names and rt.agent.id == "support"

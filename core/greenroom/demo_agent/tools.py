@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from greenroom import tool
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from task_tools import TASK_TOOLS, TOOL_GROUPS
+from greenroom.demo_agent.task_tools import TASK_TOOLS, TOOL_GROUPS
 
 TOOLS = [tool(f, group=TOOL_GROUPS[f.__name__]) for f in TASK_TOOLS]
