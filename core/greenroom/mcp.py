@@ -75,8 +75,10 @@ T = TypeVar("T")
 CACHE_FORMAT = "greenroom.mcp-cache/1"
 CLIENT_INFO = mcp_types.Implementation(name="greenroom", version="0")
 
-# Tool names must satisfy the strictest provider rule (OpenAI, Anthropic: [A-Za-z0-9_-]).
+# Tool names must satisfy the strictest provider rule (OpenAI, Anthropic: [A-Za-z0-9_-],
+# OpenAI: at most 64 characters).
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+_MAX_NAME = 64
 # How long a ping may take to prove a server that timed out a call is still alive.
 _PROBE_TIMEOUT = 5.0
 # Upper bound for closing one connection (the SDK's own stdio shutdown is bounded by ~6 s).
@@ -163,6 +165,15 @@ def prefixed_name(server: str, tool: str) -> str:
     return f"{safe_name(server)}__{safe_name(tool)}"
 
 
+def _fit(name: str) -> str:
+    """``name`` cut to the provider limit, with a hash of the whole name so that two long
+    names sharing a beginning stay distinct."""
+    if len(name) <= _MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: _MAX_NAME - 9]}_{digest}"
+
+
 class ToolNamer:
     """Assigns model-facing names to MCP tools across servers.
 
@@ -181,9 +192,9 @@ class ToolNamer:
         got = self._assigned.get(key)
         if got is not None:
             return got
-        name = prefixed_name(server, tool)
+        name = _fit(prefixed_name(server, tool))
         if naming == "bare":
-            bare = safe_name(tool)
+            bare = _fit(safe_name(tool))
             if bare in self._owner:
                 owner = self._owner[bare]
                 who = f"MCP server {owner[0]!r}" if owner else "another tool"
@@ -193,9 +204,9 @@ class ToolNamer:
         if name in self._owner and self._owner[name] != key:
             # Two tools of one server that differ only in unsafe characters: keep both callable.
             i = 2
-            while f"{name}_{i}" in self._owner:
+            while _fit(f"{name}_{i}") in self._owner:
                 i += 1
-            name = f"{name}_{i}"
+            name = _fit(f"{name}_{i}")
         self._owner[name] = key
         self._assigned[key] = name
         return name
@@ -227,8 +238,8 @@ def describe_target(config: McpServerConfig) -> str:
 
 def _public_url(url: str) -> str:
     parts = httpx2.URL(url)
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{parts.host}{port}{parts.path}"
+    # netloc: host and port without user info, an IPv6 host in its brackets
+    return f"{parts.scheme}://{parts.netloc.decode('ascii')}{parts.path}"
 
 
 # ----------------------------------------------------------------------------- the cache
@@ -254,7 +265,7 @@ def read_cached_listing(config: McpServerConfig, base_dir: str | Path = ".") -> 
     path = cache_path(config, base_dir)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != CACHE_FORMAT:
+        if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
             return None
         return McpListing(
             tools=tuple(McpToolSpec.from_json(t) for t in data.get("tools", [])),
@@ -265,7 +276,7 @@ def read_cached_listing(config: McpServerConfig, base_dir: str | Path = ".") -> 
         )
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         log.warning("ignoring unreadable MCP listing cache %s: %s", path, exc)
         return None
 
@@ -481,7 +492,10 @@ class McpServer:
         self._owns_host = host is None
         self._host = host or McpHost()
         self._namer = namer or ToolNamer()
-        self._redact = _Redactor([*config.env.values(), *config.headers.values()])
+        # an auth header's credentials are redacted on their own too ("Bearer <token>":
+        # servers quote the token without its scheme)
+        header_parts = [p for v in config.headers.values() for p in v.split()[1:]]
+        self._redact = _Redactor([*config.env.values(), *config.headers.values(), *header_parts])
         self._listing: McpListing | None = read_cached_listing(config, base_dir)
         self._listing_is_live = False
         self._tools: dict[str, McpTool] = {}
@@ -595,15 +609,17 @@ class McpServer:
                 # escalates to SIGTERM and SIGKILL); the replacement need not wait for that.
                 self._retire(conn)
                 self._conn = None
-            now = time.monotonic()
-            if self._last_error is not None and now < self._retry_after:
+            if self._last_error is not None and time.monotonic() < self._retry_after:
                 raise self._last_error
             try:
                 conn = await self._connect()
             except McpStartError as exc:
                 self._failures += 1
                 self._last_error = exc
-                self._retry_after = now + min(_BACKOFF_MAX, _BACKOFF_FIRST * 2 ** (self._failures - 1))
+                # counted from the failure, not the attempt: a start that timed out took
+                # connect_timeout, longer than the first back-offs
+                backoff = min(_BACKOFF_MAX, _BACKOFF_FIRST * 2 ** (self._failures - 1))
+                self._retry_after = time.monotonic() + backoff
                 raise
             self._failures, self._last_error = 0, None
             self._conn = conn
@@ -810,6 +826,15 @@ def _leaf(exc: BaseException) -> BaseException:
 # ----------------------------------------------------------------------------- the tool
 
 
+def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's input schema as the providers take it: Anthropic requires ``"type":
+    "object"`` at the top, which some servers leave out (the MCP spec requires it too)."""
+    params = dict(schema)
+    if "type" not in params:
+        params = {"type": "object", **params}
+    return params
+
+
 class McpTool:
     """A tool of an MCP server, as greenroom's ``Tool``."""
 
@@ -819,7 +844,7 @@ class McpTool:
         self._descriptor = ToolDescriptor(
             name=name,
             description=spec.description,
-            parameters=dict(spec.input_schema),
+            parameters=_parameters(spec.input_schema),
             group=server.group_id,
         )
 

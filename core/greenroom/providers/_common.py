@@ -12,6 +12,7 @@ import importlib
 import json
 import math
 import os
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any, ClassVar
@@ -21,7 +22,7 @@ import anyio.lowlevel
 import attrs
 
 from greenroom.config import ConfigError
-from greenroom.models import ModelRequest, ModelResponse, SystemSection
+from greenroom.models import Message, ModelRequest, ModelResponse, SystemSection
 from greenroom.providers._retry import RetryPolicy, call_with_retries, parse_retry_after
 from greenroom.providers.errors import (
     MissingApiKeyError,
@@ -165,6 +166,42 @@ def ordered_system(sections: Sequence[SystemSection]) -> tuple[list[SystemSectio
     return stable, volatile
 
 
+UNANSWERED_CALL = "the call did not complete: the run stopped before it returned a result"
+"""The result sent for a tool call that has none in the history (a run cancelled while
+its tools ran leaves the assistant's calls unanswered)."""
+
+
+def paired_messages(messages: Sequence[Message]) -> list[Message]:
+    """The history with every tool call answered exactly once, right after its turn.
+
+    All three APIs reject a request in which an assistant's tool call has no result
+    before the next user or assistant turn, or a result answers no call of the turn
+    before it. A run cancelled while its tools ran leaves such calls in the session, and
+    every later run on it would fail; here each unanswered call gets an error result
+    and a result that answers nothing is dropped.
+    """
+    out: list[Message] = []
+    pending: dict[str, None] = {}  # ids of the last assistant turn's unanswered calls, in order
+
+    def answer_pending() -> None:
+        for call_id in pending:
+            out.append(Message(role="tool", content=UNANSWERED_CALL, tool_call_id=call_id, is_error=True))
+        pending.clear()
+
+    for m in messages:
+        if m.role == "tool":
+            if m.tool_call_id in pending:
+                del pending[m.tool_call_id]
+                out.append(m)
+            continue
+        answer_pending()
+        out.append(m)
+        if m.role == "assistant":
+            pending.update((c.id, None) for c in m.tool_calls)
+    answer_pending()
+    return out
+
+
 def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str]:
     """A model's tool-call arguments -> (object or None when malformed, the raw text).
 
@@ -224,10 +261,16 @@ def _excerpt(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "..."
 
 
+def _public_url(url: str) -> str:
+    """``url`` without user info (a proxy's password), query (Azure's ``api-key``) or fragment."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
 def _endpoint(exc: Any) -> str:
     try:
-        url = exc.request.url
-        return str(url.copy_with(query=None))
+        return _public_url(str(exc.request.url))
     except Exception:
         return ""
 
@@ -382,5 +425,5 @@ class SDKModel:
             await client.close()
 
     def __repr__(self) -> str:
-        where = f" at {self.options.base_url}" if self.options.base_url else ""
+        where = f" at {_public_url(self.options.base_url)}" if self.options.base_url else ""
         return f"<{type(self).__name__} {self.provider}:{self.model}{where}>"

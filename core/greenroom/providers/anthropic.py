@@ -38,7 +38,7 @@ from typing import Any
 from greenroom.config import ConfigError
 from greenroom.models import Message, Model, ModelRequest, ModelResponse, ToolCall, Usage
 from greenroom.plugins import Plugin, hookimpl
-from greenroom.providers._common import SDKModel, ordered_system, parse_arguments, parse_options
+from greenroom.providers._common import SDKModel, ordered_system, paired_messages, parse_arguments, parse_options
 from greenroom.providers.errors import ProviderResponseError
 
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -116,7 +116,7 @@ class AnthropicModel(SDKModel):
             else:
                 out.append({"role": role, "content": blocks})
 
-        for m in request.messages:
+        for m in paired_messages(request.messages):
             if m.role == "user":
                 push("user", [{"type": "text", "text": m.content}])
             elif m.role == "assistant":

@@ -36,6 +36,7 @@ from greenroom.providers._common import (
     ProviderOptions,
     SDKModel,
     ordered_system,
+    paired_messages,
     parse_arguments,
     parse_options,
 )
@@ -97,7 +98,7 @@ class OpenAIChatModel(SDKModel):
         system = "\n\n".join(s.text for s in (*stable, *volatile))
         if system:
             out.append({"role": "system", "content": system})
-        for m in request.messages:
+        for m in paired_messages(request.messages):
             if m.role == "user":
                 out.append({"role": "user", "content": m.content})
             elif m.role == "assistant":
@@ -184,7 +185,7 @@ class OpenAIResponsesModel(OpenAIChatModel):
 
     def build_input(self, request: ModelRequest) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
-        for m in request.messages:
+        for m in paired_messages(request.messages):
             if m.role == "user":
                 items.append({"role": "user", "content": m.content})
             elif m.role == "assistant":

@@ -282,3 +282,22 @@ async def test_a_deferred_server_through_the_deferred_tools_plugin(tmp_path, tim
     assert "time__convert_time" in loaded.content and not loaded.is_error
     assert not called.is_error and '"timezone": "Asia/Tokyo"' in called.content
     assert called.name == "time__get_current_time"
+
+
+async def test_after_a_start_that_timed_out_the_next_call_fails_fast(tmp_path, no_leftovers) -> None:
+    # a server that starts but never answers the handshake: each start costs connect_timeout,
+    # so the back-off (1 s after the failure) must spare the next call another wait
+    starts = tmp_path / "starts"
+    script = f"import time; open({str(starts)!r}, 'a').write('x'); time.sleep(60)"
+    cfg = McpServerConfig(
+        name="mute", command=sys.executable, args=("-c", "# mcp_server\n" + script), connect_timeout=1.5
+    )
+    server = McpServer(cfg, tmp_path)
+    try:
+        first = await server.call_tool("anything", {})
+        second = await server.call_tool("anything", {})
+    finally:
+        await server.aclose()
+    assert "no answer within 1.5 s (connect_timeout)" in first.content
+    assert second.is_error and second.content == first.content
+    assert starts.read_text() == "x"  # the second call did not start the server again

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import socket
 from pathlib import Path
 
@@ -107,6 +108,22 @@ def test_bare_names_fall_back_to_prefixed_when_ambiguous(caplog: pytest.LogCaptu
     assert namer.name("a", "status", "bare") == "status"  # stable on re-listing
 
 
+def test_long_names_are_shortened_to_what_providers_accept() -> None:
+    # OpenAI refuses a request whose tools array has a name over 64 characters (and the
+    # MCP spec allows tool names up to 128), so one long tool would break every step
+    namer = ToolNamer()
+    server = "github-enterprise-cloud"
+    tools = ["list_pull_request_review_comments_for_repository", "list_pull_request_review_comments_for_repositories"]
+    names = [namer.name(server, t, "prefixed") for t in tools]
+    bare = namer.name("x", "t" * 128, "bare")
+    for name in (*names, bare):
+        assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name), name
+    assert names[0] != names[1]  # still two tools
+    assert names[0].startswith("github-enterprise-cloud__list_pull_request_review_comme")
+    assert [namer.name(server, t, "prefixed") for t in tools] == names  # stable
+    assert namer.name("time", "get_current_time", "prefixed") == "time__get_current_time"  # short ones unchanged
+
+
 def test_toolset_naming_follows_config_order(tmp_path: Path) -> None:
     first = McpServerConfig(name="first", command="srv-one", naming="bare")
     second = McpServerConfig(name="second", command="srv-two", naming="bare")
@@ -178,14 +195,42 @@ def test_servers_that_are_not_deferred_give_normal_tools(tmp_path: Path) -> None
     assert ts.instructions() == {"clock": "Clock."}
 
 
+def test_a_schema_without_a_type_becomes_an_object_schema(tmp_path: Path) -> None:
+    # Anthropic refuses a request whose input_schema has no "type": "object" (OpenAI
+    # wants an object schema too); servers that leave it out must not break every step
+    cfg = McpServerConfig(name="loose", command="no-such-binary", defer=False)
+    loose = {"properties": {"q": {"$ref": "#/$defs/Query"}}, "required": ["q"], "$defs": {"Query": {"type": "string"}}}
+    specs = (McpToolSpec(name="find", input_schema=loose), McpToolSpec(name="ok", input_schema=SCHEMA))
+    write_cached_listing(cfg, tmp_path, McpListing(tools=specs))
+    find, ok = McpToolset([cfg], tmp_path).tools()
+    assert find.descriptor.parameters == {"type": "object", **loose}  # $defs and $ref kept
+    assert ok.descriptor.parameters == SCHEMA
+    assert find.spec.input_schema == loose  # the listing keeps what the server said
+
+
 # ----------------------------------------------------------------------------- messages
 
 
 def test_targets_are_described_without_secrets() -> None:
     cfg = McpServerConfig(name="h", url="https://user:pw@example.com:8443/mcp?token=abc", headers={"X": "y"})
     assert describe_target(cfg) == "url: https://example.com:8443/mcp"
+    assert describe_target(McpServerConfig(name="v6", url="http://[::1]:8000/mcp?k=v")) == "url: http://[::1]:8000/mcp"
     cfg = McpServerConfig(name="s", command="npx", args=("-y", "server pkg"), env={"K": "secret"})
     assert describe_target(cfg) == "command: npx -y 'server pkg'"
+
+
+def test_the_token_of_an_auth_header_is_redacted_on_its_own(tmp_path: Path) -> None:
+    # servers quote the token without its scheme ("invalid token: ..."); greenroom puts
+    # such text in error results, so the bare token must be removed as well
+    cfg = McpServerConfig(
+        name="remote",
+        url="https://mcp.example.com/mcp",
+        headers={"Authorization": "Bearer tok-abcdef123456", "X-Api-Key": "key-987654321"},
+    )
+    redact = McpServer(cfg, tmp_path)._redact
+    assert redact("rejected: invalid token tok-abcdef123456") == "rejected: invalid token ***"
+    assert redact("header Bearer tok-abcdef123456 and key-987654321") == "header *** and ***"
+    assert redact("use a Bearer token") == "use a Bearer token"  # the scheme alone is no secret
 
 
 @pytest.mark.anyio
@@ -219,3 +264,16 @@ async def test_a_missing_command_is_a_clear_error(tmp_path: Path) -> None:
     assert "MCP server 'ghost' failed to start (command: greenroom-no-such-command)" in result.content
     assert "command not found" in result.content and "s3cret" not in result.content
     assert not server._host.running
+
+
+@pytest.mark.parametrize("text", ["[]", "null", '"tools"', '{"format": "greenroom.mcp-cache/1", "tools": {"a": 1}}'])
+def test_a_cache_file_of_the_wrong_shape_is_ignored(
+    tmp_path: Path, gr_home: Path, text: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    cfg = McpServerConfig(name="s", command="srv")
+    path = cache_path(cfg, tmp_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    assert read_cached_listing(cfg, tmp_path) is None
+    toolset = McpToolset([cfg], tmp_path)  # building the runtime does not crash on it
+    assert toolset.servers["s"].listing is None and toolset.tools() == []

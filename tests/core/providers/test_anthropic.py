@@ -327,3 +327,40 @@ def test_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     factory = AnthropicProvider().greenroom_model_providers()["anthropic"]
     with pytest.raises(MissingExtraError, match=r"pip install 'greenroom\[anthropic\]'"):
         factory("claude-test", {})
+
+
+def cancelled_history() -> ModelRequest:
+    """A session whose earlier run was cancelled while its two tools ran (so the calls
+    have no results), resumed with a new user message; plus a stray result for no call."""
+    return ModelRequest(
+        system=(),
+        tools=(ADD, NOW),
+        messages=(
+            Message("user", "add 2 and 3, and tell me the time"),
+            Message(
+                "assistant",
+                "",
+                tool_calls=(ToolCall("toolu_1", "add", {"a": 2, "b": 3}), ToolCall("toolu_2", "now", {})),
+            ),
+            Message("user", "never mind, just say hi"),
+            Message("tool", "stale", tool_call_id="toolu_9", name="now"),
+        ),
+        step=1,
+    )
+
+
+async def test_unanswered_tool_calls_get_a_result_before_the_next_turn(
+    server: FakeLLMServer, make: Callable[..., Any]
+) -> None:
+    server.push(Reply(body=anthropic_message([{"type": "text", "text": "hi"}])))
+    await make(prompt_cache=False).complete(cancelled_history())
+    (rec,) = server.requests
+    messages = rec.body["messages"]
+    # every tool_use is answered in the very next user turn, results before the text,
+    # and the result that answers no call is not sent
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    blocks = messages[2]["content"]
+    assert [b["type"] for b in blocks] == ["tool_result", "tool_result", "text"]
+    assert [b["tool_use_id"] for b in blocks[:2]] == ["toolu_1", "toolu_2"]
+    assert all(b["is_error"] and "did not complete" in b["content"] for b in blocks[:2])
+    assert blocks[2]["text"] == "never mind, just say hi"

@@ -414,3 +414,69 @@ async def test_aclose_closes_the_client(server: FakeLLMServer, make: Callable[..
     await model.complete(history_request())
     await model.aclose()
     await model.aclose()  # twice is fine
+
+
+def cancelled_history() -> ModelRequest:
+    """A session whose earlier run was cancelled while its two tools ran (so the calls
+    have no results), resumed with a new user message; plus a stray result for no call."""
+    return ModelRequest(
+        system=(),
+        tools=(ADD, NOW),
+        messages=(
+            Message("user", "add 2 and 3, and tell me the time"),
+            Message(
+                "assistant", "", tool_calls=(ToolCall("call_1", "add", {"a": 2, "b": 3}), ToolCall("call_2", "now"))
+            ),
+            Message("tool", "5", tool_call_id="call_1", name="add"),
+            Message("user", "never mind, just say hi"),
+            Message("tool", "stale", tool_call_id="call_9", name="now"),
+        ),
+        step=1,
+    )
+
+
+async def test_unanswered_tool_calls_get_a_result_before_the_next_turn(
+    server: FakeLLMServer, make: Callable[..., Any]
+) -> None:
+    server.push(Reply(body=chat_completion("hi")))
+    await make().complete(cancelled_history())
+    messages = server.requests[0].body["messages"]
+    assert [(m["role"], m.get("tool_call_id")) for m in messages] == [
+        ("user", None),
+        ("assistant", None),
+        ("tool", "call_1"),
+        ("tool", "call_2"),  # the call the cancelled run never answered
+        ("user", None),
+    ]
+    assert messages[2]["content"] == "5"
+    assert "did not complete" in messages[3]["content"]
+
+
+async def test_responses_api_answers_unanswered_calls(server: FakeLLMServer, make: Callable[..., Any]) -> None:
+    server.push(Reply(body=responses_object([])))
+    await make(api="responses").complete(cancelled_history())
+    items = server.requests[0].body["input"]
+    assert [(i.get("type") or i["role"], i.get("call_id")) for i in items] == [
+        ("user", None),
+        ("function_call", "call_1"),
+        ("function_call", "call_2"),
+        ("function_call_output", "call_1"),
+        ("function_call_output", "call_2"),
+        ("user", None),
+    ]
+    assert "did not complete" in items[4]["output"]
+
+
+async def test_credentials_in_base_url_stay_out_of_errors_and_logs(
+    server: FakeLLMServer, sleeps: SleepRecorder, make: Callable[..., Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    # a proxy behind basic auth: the password is in the URL's user info
+    base_url = server.url.replace("http://", "http://agent:pr0xy-s3cret@") + "/v1"
+    server.push(Reply(503, openai_error("busy", "server_error")), Reply(400, openai_error("bad", "invalid_request")))
+    model = make(base_url=base_url, max_retries=1)
+    with caplog.at_level("DEBUG", logger="greenroom"), pytest.raises(ProviderRequestError) as info:
+        await model.complete(history_request())
+    assert f"from {server.url}/v1/chat/completions" in str(info.value)  # still names the endpoint
+    assert len(sleeps.waits) == 1  # the 503 was logged as a retry
+    for text in (str(info.value), info.value.endpoint, caplog.text, repr(model)):
+        assert "pr0xy-s3cret" not in text
