@@ -439,6 +439,7 @@ class Runtime:
         try:
             outcome = await self._loop(ctx)
         except anyio.get_cancelled_exc_class():
+            _answer_open_calls(session.messages, "cancelled before it finished")
             outcome = RunOutcome(run_id, "", ctx.step, "cancelled", ctx.usage_total)
             with anyio.CancelScope(shield=True):
                 await self._finish(ctx, outcome)
@@ -529,9 +530,14 @@ class Runtime:
             async with limiter:
                 results[i] = await self._execute_one(ctx, call)
 
-        async with anyio.create_task_group() as tg:
-            for i, call in enumerate(calls):
-                tg.start_soon(one, i, call)
+        try:
+            async with anyio.create_task_group() as tg:
+                for i, call in enumerate(calls):
+                    tg.start_soon(one, i, call)
+        except anyio.get_cancelled_exc_class():
+            # keep what finished before the cancel; run() answers the rest
+            ctx.session.messages.extend(r for r in results if r is not None)
+            raise
         return [r for r in results if r is not None]
 
     async def _execute_one(self, ctx: RunContext, call: ToolCall) -> Message:
@@ -675,6 +681,26 @@ class Runtime:
 def _text_tokens(text: str) -> int:
     """System prompts repeat from step to step; count each distinct one once."""
     return count_tokens(text)
+
+
+def _answer_open_calls(messages: list[Message], why: str) -> None:
+    """Give every tool call of the last assistant turn that has no result an error result,
+    so the session stays valid for providers that require each call to be answered."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "assistant":
+            answered = {m.tool_call_id for m in messages[i + 1 :] if m.role == "tool"}
+            for c in messages[i].tool_calls:
+                if c.id not in answered:
+                    messages.append(
+                        Message(
+                            role="tool",
+                            content=f"tool {c.name!r} {why}",
+                            tool_call_id=c.id,
+                            name=c.name,
+                            is_error=True,
+                        )
+                    )
+            return
 
 
 _MESSAGE_TOKENS: dict[int, tuple[Message, int]] = {}

@@ -143,7 +143,9 @@ def test_paths_resolve_against_the_file_that_set_them(tmp_path) -> None:
     base = tmp_path / "team"
     base.mkdir()
     (base / "tools.py").write_text(
-        "from greenroom import tool\n\n@tool\ndef ping() -> str:\n    '''Ping.'''\n    return 'pong'\n\nTOOLS = [ping]\n"
+        "from greenroom import tool\n\n"
+        "@tool\ndef ping() -> str:\n    '''Ping.'''\n    return 'pong'\n\n"
+        "TOOLS = [ping]\n"
     )
     (base / "plan.py").write_text("def plan(request):\n    return {'text': 'done'}\n")
     (base / "base.toml").write_text('[agent]\nmodel = "scripted:plan.py:plan"\n[tools]\npython = ["tools.py:TOOLS"]\n')

@@ -182,14 +182,37 @@ async def test_cancelling_a_run_cancels_its_tools_and_still_ends_the_run(make_ru
             cleaned.set()
         return "x"
 
-    rt = make_runtime([{"tool_calls": [{"name": "slow"}]}], tools=[slow], plugins=[rec])
+    quick_done = anyio.Event()
+
+    @tool
+    async def quick() -> str:
+        """Quick."""
+        return "3"
+
+    rt = make_runtime(
+        [{"tool_calls": [{"name": "slow"}, {"name": "quick"}]}, {"text": "ok"}],
+        tools=[slow, quick],
+        plugins=[rec],
+    )
+    from greenroom import events as ev
+
+    # ToolExecuted is emitted as the result is stored, with no await in between
+    rt.events.subscribe(lambda e: quick_done.set() if isinstance(e, ev.ToolExecuted) and e.tool == "quick" else None)
+    session = rt.session()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(rt.session().run, "go")
+        tg.start_soon(session.run, "go")
         with anyio.fail_after(5):
             await started.wait()
+            await quick_done.wait()
         tg.cancel_scope.cancel()
     assert cleaned.is_set()
     assert rec.seen[-1] == "run_end:cancelled"
+    # every call of the interrupted turn has a result, so the session can go on
+    results = {m.name: m for m in tool_results(session)}
+    assert set(results) == {"slow", "quick"}
+    assert results["slow"].is_error and "cancelled" in results["slow"].content
+    assert results["quick"].content == "3" and not results["quick"].is_error  # finished before the cancel
+    assert (await session.run("again")).stop_reason == "final"
 
 
 @pytest.mark.anyio

@@ -10,6 +10,7 @@ make a tool eager, the model needs fewer searches, just as a real model would.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from greenroom import ModelRequest
@@ -71,7 +72,7 @@ def demo_policy(request: ModelRequest) -> dict[str, Any]:
     return {"text": FINAL}
 
 
-def _watch(turn: list[Any], visible: set[str]) -> dict[str, Any]:
+def _watch(turn: Sequence[Any], visible: set[str]) -> dict[str, Any]:
     """The follow-up: poll the alert a few times, using nothing else (so the other tools
     the first task promoted sit idle, which is what retention is for)."""
     checks = sum(1 for m in turn if m.role == "tool" and m.name == "monitoring_list_active_alerts")

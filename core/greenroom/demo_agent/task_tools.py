@@ -17,7 +17,8 @@ and unknown inputs raise ``ValueError`` with a clear message.
 None of these names appear in ``catalog.jsonl``.
 """
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 # ---------------------------------------------------------------------------
 # Fake backing data
@@ -350,7 +351,7 @@ def slack_post_incident_note(
     }
 
 
-TASK_TOOLS = [
+TASK_TOOLS: list[Callable[..., Any]] = [
     monitoring_list_active_alerts,
     oncall_get_current,
     pager_send_page,
