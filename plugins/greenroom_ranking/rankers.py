@@ -215,8 +215,12 @@ class BM25Index:
     def __attrs_post_init__(self) -> None:
         self.ranks = name_ranks(self.names)
 
+    def query_tokens(self, text: str) -> list[str]:
+        """The query analysed the way the documents were."""
+        return analyze(text, stem=self.stem)
+
     def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
-        tokens = list(dict.fromkeys(analyze(" ".join(query.terms), stem=self.stem)))
+        tokens = list(dict.fromkeys(self.query_tokens(" ".join(query.terms))))
         ids = self.retriever.get_tokens_ids(tokens)
         if not ids:
             return []
@@ -247,16 +251,8 @@ class PlainBM25Index(BM25Index):
     """The baseline: bm25s' own tokenizer (``\\b\\w\\w+\\b``, English stop words, Snowball
     stemmer) over ``name description``, names not split, parameters not indexed."""
 
-    def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
-        tokens = list(dict.fromkeys(_plain_tokens(" ".join(query.terms))))
-        ids = self.retriever.get_tokens_ids(tokens)
-        if not ids:
-            return []
-        scores = self.retriever.get_scores_from_ids(ids)
-        mask = required_mask(self.tools, query, allowed)
-        if mask is not None:
-            scores = np.where(mask, scores, 0.0)
-        return top_scored(self.names, scores, depth, self.ranks)
+    def query_tokens(self, text: str) -> list[str]:
+        return _plain_tokens(text)
 
 
 def _plain_tokens(text: str) -> list[str]:

@@ -6,24 +6,13 @@ from __future__ import annotations
 import sys
 
 import anyio
+from priors_testutil import alpha, beta  # this script's folder is first on sys.path
 
-from greenroom import AgentConfig, Runtime, tool
+from greenroom import AgentConfig, Runtime
 from greenroom.models import ModelRequest
 from greenroom.plugins import make_plugin_host
 from greenroom.scripted import PolicyModel
 from greenroom_priors import PriorsConfig, PriorsPlugin
-
-
-@tool
-def alpha(x: int) -> int:
-    """Return x."""
-    return x
-
-
-@tool
-def beta(text: str) -> str:
-    """Echo text."""
-    return text
 
 
 def policy(request: ModelRequest) -> dict[str, object]:
