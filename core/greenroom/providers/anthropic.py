@@ -46,6 +46,7 @@ DEFAULT_MAX_TOKENS = 4096
 """The Messages API requires ``max_tokens``; this is the default when the config has none."""
 
 EMPTY_TURN = "(no content)"
+EMPTY_RESULT = "(no output)"
 """Stands in for an assistant turn with neither text nor tool calls: the API rejects
 empty content, and dropping the turn would break the user/assistant alternation."""
 
@@ -90,10 +91,11 @@ class AnthropicModel(SDKModel):
     # ------------------------------------------------------------------ request
     def build_system(self, request: ModelRequest) -> list[dict[str, Any]]:
         stable, volatile = ordered_system(request.system)
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": s.text} for s in stable]
+        # the API rejects empty text blocks
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": s.text} for s in stable if s.text]
         if blocks and self.prompt_cache:
             blocks[-1]["cache_control"] = _ephemeral()
-        blocks.extend({"type": "text", "text": s.text} for s in volatile)
+        blocks.extend({"type": "text", "text": s.text} for s in volatile if s.text)
         return blocks
 
     def build_tools(self, request: ModelRequest) -> list[dict[str, Any]]:
@@ -118,7 +120,7 @@ class AnthropicModel(SDKModel):
 
         for m in paired_messages(request.messages):
             if m.role == "user":
-                push("user", [{"type": "text", "text": m.content}])
+                push("user", [{"type": "text", "text": m.content or EMPTY_TURN}])
             elif m.role == "assistant":
                 blocks: list[dict[str, Any]] = []
                 if m.content:
@@ -135,7 +137,7 @@ class AnthropicModel(SDKModel):
                         {
                             "type": "tool_result",
                             "tool_use_id": m.tool_call_id or "",
-                            "content": m.content,
+                            "content": m.content or EMPTY_RESULT,
                             "is_error": m.is_error,
                         }
                     ],

@@ -187,6 +187,27 @@ async def test_user_text_after_tool_results_shares_their_turn(server: FakeLLMSer
     assert [b["type"] for b in last["content"]] == ["tool_result", "tool_result", "text"]
 
 
+async def test_empty_texts_never_become_empty_blocks(server: FakeLLMServer, make: Callable[..., Any]) -> None:
+    """The Messages API rejects empty text blocks: an empty system section is left out,
+    an empty user turn or tool output gets a placeholder (the same every step)."""
+    server.push(Reply(body=anthropic_message([{"type": "text", "text": "ok"}])))
+    req = ModelRequest(
+        system=(SystemSection("agent", "You are terse."), SystemSection("notes", "")),
+        tools=(NOW,),
+        messages=(
+            Message("user", ""),
+            Message("assistant", "", tool_calls=(ToolCall("toolu_1", "now", {}),)),
+            Message("tool", "", tool_call_id="toolu_1", name="now", is_error=True),
+        ),
+        step=2,
+    )
+    await make(prompt_cache=False).complete(req)
+    body = server.requests[0].body
+    assert [b["text"] for b in body["system"]] == ["You are terse."]
+    blocks = [b for m in body["messages"] for b in m["content"]]
+    assert all(b.get("text", "x") and b.get("content", "x") for b in blocks)
+
+
 async def test_response_with_tool_use_and_cache_usage(server: FakeLLMServer, make: Callable[..., Any]) -> None:
     server.push(
         Reply(
