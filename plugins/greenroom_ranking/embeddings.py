@@ -144,6 +144,7 @@ class Embedder:
         if path is not None:
             cached = _read_matrix(path, len(texts))
             if cached is not None:
+                _touch(path)  # recently used catalogs survive pruning
                 with self._lock:
                     self.disk_hits += 1
                     # remembered too, so a group loading after a restart embeds only its tools
@@ -168,6 +169,7 @@ class Embedder:
         matrix = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, dim), dtype=np.float32)
         if path is not None:
             _write_matrix(path, matrix)
+            _prune(path.parent, keep=KEEP_MATRICES)
         return matrix
 
     def query(self, text: str) -> np.ndarray:
@@ -205,6 +207,28 @@ def embedder(model: str | None = None) -> Embedder:
         if got is None:
             got = _EMBEDDERS[model] = Embedder(model)
         return got
+
+
+KEEP_MATRICES = 32
+"""Catalog matrices kept on disk, the most recently used first (about 6 MB for a
+4,000-tool catalog): a catalog that changes often would otherwise leave a file per version."""
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def _prune(folder: Path, *, keep: int) -> None:
+    """Delete all but the ``keep`` most recently used matrices in ``folder``."""
+    try:
+        files = sorted(folder.glob("*.npy"), key=lambda f: f.stat().st_mtime, reverse=True)
+        for old in files[keep:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass  # another process pruned first, or the folder is read-only: nothing lost
 
 
 def _read_matrix(path: Path, rows: int) -> np.ndarray | None:

@@ -176,3 +176,17 @@ async def test_tool_search_in_a_run_uses_the_hybrid_preset(home: Path) -> None:
     await session.run("find me a flat")
     result = next(m for m in session.messages if m.role == "tool")
     assert f'"name": "{GOLD}"' in result.content
+
+
+def test_old_catalog_matrices_are_pruned_least_recently_used_first(tmp_path: Path) -> None:
+    import os
+
+    from greenroom_ranking.embeddings import _prune, _touch
+
+    files = [tmp_path / f"{i}.npy" for i in range(5)]
+    for i, f in enumerate(files):
+        f.write_bytes(b"x")
+        os.utime(f, (1_000 + i, 1_000 + i))  # 0.npy is the oldest
+    _touch(files[0])  # a cache hit makes it the most recently used
+    _prune(tmp_path, keep=2)
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["0.npy", "4.npy"]
