@@ -112,7 +112,7 @@ def config_check(path: Annotated[Path, typer.Argument(help="Config file (TOML)."
 
 @config_app.command("show")
 def config_show(path: Annotated[Path, typer.Argument(help="Config file (TOML).")]) -> None:
-    """Print the merged configuration (after ``extends``), as JSON."""
+    """Print the merged configuration (after extends), as JSON."""
     try:
         doc = merged_document(path)
     except ConfigError as exc:
@@ -188,7 +188,7 @@ def run_cmd(
     session: Annotated[Path | None, typer.Option("--session", help="Session file to resume and save.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final answer.")] = False,
 ) -> None:
-    """Run the agent on one input (resuming and saving ``--session`` if given)."""
+    """Run the agent on one input (resuming and saving --session if given)."""
     from greenroom.report import LiveView
     from greenroom.runtime import SessionError
 
@@ -236,7 +236,7 @@ def demo_cmd(
     fresh: Annotated[bool, typer.Option("--fresh", help="Forget what earlier demo runs learned.")] = False,
     trace: Annotated[Path | None, typer.Option("--trace", help="Write a JSONL trace of events.")] = None,
 ) -> None:
-    """Offline demo: an agent with 160+ tools finds and uses the few it needs."""
+    """Offline demo: an agent with 191 tools finds and uses the few it needs."""
     from greenroom.demo import run_demo
 
     try:

@@ -202,7 +202,7 @@ def import_(
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Replace the agent's priors with a document from ``priors export`` (of any agent)."""
+    """Replace the agent's priors with a document from priors export (of any agent)."""
     try:
         text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
     except OSError as exc:
