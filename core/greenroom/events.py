@@ -42,6 +42,8 @@ class RequestSent(Event):
     messages_tokens: int = 0
     prefix_hash: str = ""
     tool_names: tuple[str, ...] = ()
+    deferred_tools: tuple[str, ...] = ()
+    """Tools sent for the provider's hosted search to load (not counted in ``tools_tokens``)."""
 
     @property
     def total_tokens(self) -> int:

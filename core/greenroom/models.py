@@ -32,13 +32,36 @@ class ToolCall:
 
 
 @attrs.frozen
+class ProviderContent:
+    """A provider's own wire blocks for one assistant turn, kept to be replayed verbatim.
+
+    Some turns carry blocks greenroom has no type for (Anthropic's ``server_tool_use`` and
+    ``tool_search_tool_result`` from its hosted tool search) and that the provider needs
+    back, unchanged, in the next request. The provider that wrote them replays
+    ``blocks`` instead of rebuilding the turn from ``content`` and ``tool_calls``; every
+    other provider ignores them. Sessions save and load them with the message.
+    """
+
+    provider: str
+    blocks: tuple[dict[str, Any], ...] = ()
+
+
+@attrs.frozen
 class Message:
+    """One turn of the conversation.
+
+    ``provider_content`` is set on an assistant turn that a provider needs replayed
+    byte for byte (see ``ProviderContent``); ``content`` and ``tool_calls`` still say
+    what the turn means, for the runtime and for every other provider.
+    """
+
     role: Role
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
     is_error: bool = False
+    provider_content: ProviderContent | None = None
 
 
 @attrs.frozen
@@ -72,12 +95,19 @@ class Usage:
 
 @attrs.frozen
 class ModelRequest:
-    """Exactly what one model call is given."""
+    """Exactly what one model call is given.
+
+    ``deferred`` names tools in ``tools`` that a provider with hosted tool search may
+    keep out of the model's context until its search loads them (Anthropic's
+    ``defer_loading``). A provider without hosted search ignores it and sends every
+    tool in full; plugins ask ``supports_native_tool_search(model)`` first.
+    """
 
     system: tuple[SystemSection, ...]
     tools: tuple[ToolDescriptor, ...]
     messages: tuple[Message, ...]
     step: int = 0
+    deferred: frozenset[str] = frozenset()
 
     @property
     def system_text(self) -> str:
@@ -92,9 +122,17 @@ class RequestDraft:
     tools: list[ToolDescriptor]
     messages: list[Message]
     step: int = 0
+    deferred: set[str] = attrs.field(factory=set)
 
     def freeze(self) -> ModelRequest:
-        return ModelRequest(tuple(self.system), tuple(self.tools), tuple(self.messages), self.step)
+        names = {t.name for t in self.tools}
+        return ModelRequest(
+            tuple(self.system),
+            tuple(self.tools),
+            tuple(self.messages),
+            self.step,
+            frozenset(n for n in self.deferred if n in names),
+        )
 
     def set_section(self, section: SystemSection) -> None:
         """Add a system section, or replace the one with the same key in place."""
@@ -109,10 +147,28 @@ class RequestDraft:
 
 
 @attrs.frozen
+class HostedSearch:
+    """One tool search the provider ran on its side during a model call.
+
+    ``query`` is what the model searched for (a regex or keywords, per the provider's
+    search tool), ``tools`` the names it loaded, ``error`` the provider's error code
+    when the search failed.
+    """
+
+    query: str = ""
+    tools: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@attrs.frozen
 class ModelResponse:
+    """A model's answer. ``searches`` lists the hosted tool searches it ran (empty for
+    providers without one)."""
+
     message: Message
     usage: Usage = Usage()
     stop_reason: str | None = None
+    searches: tuple[HostedSearch, ...] = ()
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
@@ -124,6 +180,15 @@ class Model(Protocol):
     """The one thing greenroom asks of a model."""
 
     async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+
+def supports_native_tool_search(model: object) -> bool:
+    """Whether ``model`` honours ``ModelRequest.deferred`` with a hosted tool search.
+
+    A model says so with a true ``native_tool_search`` attribute; anything without one
+    (the scripted model, OpenAI's adapter, third-party models) does not.
+    """
+    return getattr(model, "native_tool_search", False) is True
 
 
 class ModelError(RuntimeError):

@@ -43,6 +43,7 @@ from greenroom.models import (
     SystemSection,
     ToolCall,
     Usage,
+    supports_native_tool_search,
 )
 from greenroom.plugins import PluginHookError, PluginHost
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
@@ -664,6 +665,11 @@ class Runtime:
                 h.update(text.encode())
                 h.update(b"\n")
             self._tools_digest = (tools, h.copy(), tools_tok)
+        # tools left to the provider's hosted search are not rendered into the prompt
+        deferred = request.deferred if supports_native_tool_search(self.model) else frozenset()
+        if deferred:
+            tools_tok -= sum(self._cached_tool_tokens(d)[1] for d in tools if d.name in deferred)
+            h.update(b"\x00deferred\x00" + "\n".join(sorted(deferred)).encode())
         stable = "\n\n".join(s.text for s in request.system if s.stable)
         h.update(b"\x00system\x00" + stable.encode())
         messages_tok = self._messages_tokens(request.messages)
@@ -674,6 +680,7 @@ class Runtime:
             messages_tokens=messages_tok,
             prefix_hash=h.hexdigest()[:16],
             tool_names=tuple(d.name for d in request.tools),
+            deferred_tools=tuple(d.name for d in request.tools if d.name in deferred),
         )
 
 

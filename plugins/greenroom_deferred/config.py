@@ -58,7 +58,10 @@ class DeferredConfig:
             agent has at least ``min_tools`` tools AND deferring saves more than
             ``beta_overhead`` tokens.
         strategy: ``dispatch`` keeps the tools array and system prompt byte-identical and
-            sends schemas in tool results; ``inject`` adds found tools to the tools array.
+            sends schemas in tool results; ``inject`` adds found tools to the tools array;
+            ``native`` sends every visible tool, marks the deferred ones for the
+            provider's hosted tool search (Anthropic) and adds no search tool or listing
+            of its own; with a model that has no hosted search it works as ``dispatch``.
         listing: How deferred tools are listed in the system prompt: ``descriptions``
             (name and first line, grouped), ``names``, or ``groups`` (tool counts per
             group only; the model must search).
@@ -79,7 +82,7 @@ class DeferredConfig:
     """
 
     enabled: bool | None = None
-    strategy: Literal["dispatch", "inject"] = "dispatch"
+    strategy: Literal["dispatch", "inject", "native"] = "dispatch"
     listing: Literal["descriptions", "names", "groups"] = "descriptions"
     listing_budget: int = 8000
     rules: tuple[Rule, ...] = ()

@@ -5,7 +5,10 @@ Phases:
   activation thresholds) and seed retention from the agent's priors.
 - BeforeInference: send eager tools (plus promoted ones in inject mode) and the listing.
   In dispatch mode both are computed once per session, so the prefix never changes.
-- AfterInference: feed the step's calls into the retention model (inject).
+  In native mode every visible tool is sent, the deferred ones named in
+  ``request.deferred`` for the provider's hosted search, in an order fixed per session.
+- AfterInference: feed the step's calls into the retention model (inject); count the
+  provider's hosted searches as discoveries (native).
 - resolve: unwrap ``deferred_tool_call``; load a tool's group when it is first needed.
 - BeforeToolExecute (last): answer ToolSearch and load_tools, which need run state.
 - AfterToolExecute: a deferred tool called without a search counts as discovered.
@@ -30,7 +33,7 @@ from greenroom import (
 )
 from greenroom import events as ev
 from greenroom.groups import ToolGroup
-from greenroom.models import ModelResponse, RequestDraft, SystemSection
+from greenroom.models import ModelResponse, RequestDraft, SystemSection, supports_native_tool_search
 from greenroom.runtime import RunOutcome, ToolSet
 from greenroom.search import resolve_select
 from greenroom.state import StateRegistry
@@ -145,6 +148,7 @@ class DeferredToolsPlugin(Plugin):
     config_class = DeferredConfig
 
     config: DeferredConfig
+    _mode: str = ""  # the strategy in effect, set at RunStart
 
     @classmethod
     def config_schema(cls) -> dict[str, Any]:
@@ -168,8 +172,10 @@ class DeferredToolsPlugin(Plugin):
 
     @hookimpl
     def greenroom_tools(self, tools: ToolSet, groups: Mapping[str, ToolGroup]) -> Iterable[Tool]:
+        # native keeps dispatch's tools: it falls back to dispatch on a model without
+        # hosted search, and strips them from the request when it does not
         out: list[Tool] = [_PluginTool(search_descriptor(self.config.max_results))]
-        if self.config.strategy == "dispatch":
+        if self.config.strategy in ("dispatch", "native"):
             out.append(_PluginTool(DISPATCH_DESCRIPTOR))
         if groups:
             out.append(_PluginTool(LOAD_DESCRIPTOR))
@@ -179,8 +185,16 @@ class DeferredToolsPlugin(Plugin):
     def _state(self, ctx: RunContext) -> DeferralState:
         return ctx.session_state[DeferralState]
 
+    @property
+    def strategy(self) -> str:
+        """The strategy in effect: the configured one, except that ``native`` works as
+        ``dispatch`` when the model has no hosted tool search."""
+        if self._mode:
+            return self._mode
+        return "dispatch" if self.config.strategy == "native" else self.config.strategy
+
     def _own_tools(self, ctx: RunContext) -> list[ToolDescriptor]:
-        names = [SEARCH_TOOL, DISPATCH_TOOL] if self.config.strategy == "dispatch" else [SEARCH_TOOL]
+        names = [SEARCH_TOOL, DISPATCH_TOOL] if self.strategy == "dispatch" else [SEARCH_TOOL]
         if ctx.runtime.groups:
             names.append(LOAD_TOOL)
         return [ctx.tools[n].descriptor for n in names if n in ctx.tools]
@@ -294,7 +308,7 @@ class DeferredToolsPlugin(Plugin):
             text = render_listing(
                 deferred,
                 style=style,
-                strategy=self.config.strategy,
+                strategy=self.strategy,
                 search_tool=SEARCH_TOOL,
                 groups=list(ctx.runtime.groups.values()),
             )
@@ -307,6 +321,21 @@ class DeferredToolsPlugin(Plugin):
     @hookimpl
     def greenroom_run_start(self, ctx: RunContext) -> None:
         st = self._state(ctx)
+        self._mode = self.config.strategy
+        if self._mode == "native" and not supports_native_tool_search(ctx.runtime.model):
+            self._mode = "dispatch"
+            if st.strategy != "dispatch":  # once per session, not every run
+                ctx.emit(
+                    ev.PluginWarning(
+                        plugin=self.name,
+                        hook="greenroom_run_start",
+                        message=(
+                            f"strategy = native needs a model with hosted tool search; {ctx.runtime.model!r} "
+                            "has none, so deferred tools work as with strategy = dispatch"
+                        ),
+                    )
+                )
+        st.strategy = self._mode
         if not st.placed:
             self._place(ctx, st)
         self._sent_cache: tuple[int, list[ToolDescriptor]] | None = None
@@ -322,7 +351,14 @@ class DeferredToolsPlugin(Plugin):
             # below the thresholds nothing changes: the plugin's own tools are not sent either
             request.tools[:] = [d for d in request.tools if d.name not in OWN_TOOLS]
             return
-        if cfg.strategy == "dispatch" and self._sent_cache is not None and self._sent_cache[0] == id(st):
+        if self.strategy == "native":
+            request.tools[:] = self._native_tools(ctx, st)
+            request.deferred = {
+                d.name for d in request.tools if st.modes.get(d.name, Placement("eager", "")).mode == "deferred"
+            }
+            request.remove_section(SECTION_KEY)  # the provider tells the model what it can search
+            return
+        if self.strategy == "dispatch" and self._sent_cache is not None and self._sent_cache[0] == id(st):
             request.tools[:] = self._sent_cache[1]
         else:
             own = self._own_tools(ctx)
@@ -344,9 +380,9 @@ class DeferredToolsPlugin(Plugin):
                         if d is not None:
                             sent.append(d)
             request.tools[:] = sent + own
-            if cfg.strategy == "dispatch":
+            if self.strategy == "dispatch":
                 self._sent_cache = (id(st), list(request.tools))
-        if cfg.strategy == "dispatch":
+        if self.strategy == "dispatch":
             if st.listing is None:
                 st.listing = self._render(ctx, st) or ""
             listing = st.listing
@@ -356,6 +392,19 @@ class DeferredToolsPlugin(Plugin):
             request.set_section(SystemSection(SECTION_KEY, listing, stable=True))
         else:
             request.remove_section(SECTION_KEY)
+
+    def _native_tools(self, ctx: RunContext, st: DeferralState) -> list[ToolDescriptor]:
+        """Every tool of the catalog (group tools not loaded yet included, hidden ones
+        never), in the order they were first sent this session: the deferred set and the
+        order are fixed, so the tools array is the same bytes on every step."""
+        if self._sent_cache is not None and self._sent_cache[0] == id(st):
+            return list(self._sent_cache[1])
+        catalog = {d.name: d for d in self._catalog(ctx)}
+        seen = set(st.native_order)
+        st.native_order.extend(n for n in catalog if n not in seen)
+        sent = [catalog[n] for n in st.native_order if n in catalog]
+        self._sent_cache = (id(st), sent)
+        return list(sent)
 
     def _retain(self, ctx: RunContext, st: DeferralState) -> None:
         """Re-defer promoted tools that have gone idle (inject strategy)."""
@@ -381,7 +430,18 @@ class DeferredToolsPlugin(Plugin):
     @hookimpl
     def greenroom_after_inference(self, ctx: RunContext, response: ModelResponse) -> None:
         st = self._state(ctx)
-        if self.config.strategy != "inject" or not st.retention:
+        for search in response.searches:
+            # the provider searched on its side: report it like a ToolSearch call
+            ctx.emit(
+                ev.SearchPerformed(
+                    step=ctx.step,
+                    query=search.query,
+                    mode="hosted" if search.error is None else f"hosted error {search.error}",
+                    results=tuple((n, 1.0) for n in search.tools),
+                )
+            )
+            self._promote(ctx, st, list(search.tools), f"hosted search {search.query!r}")
+        if self.strategy != "inject" or not st.retention:
             return
         called = {self._target_name(c) for c in response.tool_calls}
         for name, beta in st.retention.items():
@@ -437,7 +497,7 @@ class DeferredToolsPlugin(Plugin):
         st = self._state(ctx)
         placement = st.modes.get(call.name)
         if placement is None or placement.mode != "deferred" or call.name in st.discovered:
-            if self.config.strategy == "inject" and call.name in st.retention:
+            if self.strategy == "inject" and call.name in st.retention:
                 st.retention[call.name].last_called = st.step
             return
         # called by name without a search: it works, and now counts as discovered
@@ -450,7 +510,7 @@ class DeferredToolsPlugin(Plugin):
             placement = st.modes.get(name)
             if placement is None or placement.mode != "deferred":
                 continue
-            if self.config.strategy == "inject":
+            if self.strategy == "inject":
                 st.modes[name] = Placement("eager", f"promotion: {reason}")
                 st.retention[name] = BetaState.from_prior(self._prior(ctx, name), self.config.retention, st.step)
             ctx.emit(ev.ToolPromoted(step=ctx.step, tool=name, reason=reason))
@@ -486,7 +546,7 @@ class DeferredToolsPlugin(Plugin):
         parts = [format_functions(matched)]
         if missing:
             parts.append(f"Not found: {', '.join(missing)}.")
-        if self.config.strategy == "dispatch":
+        if self.strategy == "dispatch":
             parts.append(f"Call these with {DISPATCH_TOOL}(tool_name, arguments).")
         else:
             parts.append("These tools are callable directly from your next step.")
@@ -519,7 +579,7 @@ class DeferredToolsPlugin(Plugin):
         group_id = str(args.get("group_id", ""))
         wanted = args.get("tool_names")
         out: dict[str, Any] = {"error": None, "expanded": False, "group_id": group_id, "remaining": 0, "tool_names": []}
-        if self.config.strategy == "dispatch":
+        if self.strategy == "dispatch":
             out["schemas"] = []
         group = ctx.runtime.groups.get(group_id)
         if group is None:
@@ -548,7 +608,7 @@ class DeferredToolsPlugin(Plugin):
         out["expanded"] = st.expansion[group_id] is None
         out["remaining"] = len(set(available) - loaded)
         out["tool_names"] = sorted(names)
-        if self.config.strategy == "dispatch":
+        if self.strategy == "dispatch":
             out["schemas"] = [available[n].to_json() for n in sorted(names)]
         for n in names:
             st.modes.setdefault(n, Placement("deferred", f"group {group_id}"))

@@ -32,7 +32,10 @@ class DeferralState:
     model has received (search, load_tools, or a direct call), in order. ``active`` says
     whether deferral applies this session, ``activation`` why. ``expansion`` maps group
     ids to None (fully loaded) or the names loaded so far. ``step`` counts model calls
-    over the whole session, so retention carries across runs.
+    over the whole session, so retention carries across runs. ``strategy`` is the
+    strategy in effect for the last run (``native`` falls back to ``dispatch`` on a model
+    without hosted tool search); ``native_order`` fixes the order of the tools the
+    native strategy sends, so the tools array stays the same bytes for the session.
     """
 
     modes: dict[str, Placement] = attrs.field(factory=dict)
@@ -46,6 +49,8 @@ class DeferralState:
     listing: str | None = None
     step: int = 0
     placed: bool = False
+    strategy: str = ""
+    native_order: list[str] = attrs.field(factory=list)
 
     def eager(self) -> list[str]:
         return [n for n, p in self.modes.items() if p.mode == "eager"]

@@ -91,7 +91,7 @@ def test_config_schema_of_a_plugin_and_of_the_whole_file() -> None:
     result = invoke("config", "schema", "deferred-tools")
     assert result.exit_code == 0
     schema = json.loads(result.output)
-    assert schema["properties"]["strategy"]["enum"] == ["dispatch", "inject"]
+    assert schema["properties"]["strategy"]["enum"] == ["dispatch", "inject", "native"]
     assert schema["additionalProperties"] is False
     whole = json.loads(invoke("config", "schema").output)
     assert "deferred-tools" in whole["properties"]["plugins"]["properties"]

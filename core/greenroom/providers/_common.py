@@ -318,7 +318,14 @@ class SDKModel:
         extra.update(self.options.extra_body)  # the config's extra_body wins: it is the escape hatch
         if extra:
             named["extra_body"] = extra
+        headers = self.request_headers()
+        if headers:
+            named["extra_headers"] = headers
         return await self.sdk_method(client)(**named)
+
+    def request_headers(self) -> dict[str, str]:
+        """HTTP headers added to every call (none by default)."""
+        return {}
 
     def parse(self, data: Mapping[str, Any], request: ModelRequest) -> ModelResponse:
         raise NotImplementedError

@@ -28,15 +28,38 @@ message. Usage: ``Usage.input_tokens`` is every input token of the request (Anth
 ``input_tokens`` + ``cache_read_input_tokens`` + ``cache_creation_input_tokens``, the
 way OpenAI counts ``prompt_tokens``), ``cached_input_tokens`` the cache reads and
 ``cache_write_tokens`` the cache writes.
+
+Hosted tool search (``ModelRequest.deferred``, set by the deferred-tools plugin's
+``native`` strategy): the deferred tools are sent with ``"defer_loading": true`` after
+the others, preceded by the search tool (``tool_search_tool_bm25_20251119``, or the
+regex variant with ``[model] tool_search = "regex"``), which carries the tools
+breakpoint: deferred tools are not part of the rendered prefix, so the breakpoint sits
+on the last tool that is. An assistant turn in which the API ran a search
+(``server_tool_use`` + ``tool_search_tool_result`` blocks) is stored whole in
+``Message.provider_content`` and replayed verbatim, since the API reads the loaded
+tools from those blocks; its ``tool_use`` blocks still become ``ToolCall`` s. The
+searches are reported in ``ModelResponse.searches``. ``[model] betas`` adds names to the
+``anthropic-beta`` header (tool search is part of the GA Messages API in the SDK's
+types; older gateways may want ``advanced-tool-use-2025-11-20``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from greenroom.config import ConfigError
-from greenroom.models import Message, Model, ModelRequest, ModelResponse, ToolCall, Usage
+from greenroom.models import (
+    HostedSearch,
+    Message,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    ProviderContent,
+    ToolCall,
+    Usage,
+)
 from greenroom.plugins import Plugin, hookimpl
 from greenroom.providers._common import SDKModel, ordered_system, paired_messages, parse_arguments, parse_options
 from greenroom.providers.errors import ProviderResponseError
@@ -49,6 +72,17 @@ EMPTY_TURN = "(no content)"
 EMPTY_RESULT = "(no output)"
 """Stands in for an assistant turn with neither text nor tool calls: the API rejects
 empty content, and dropping the turn would break the user/assistant alternation."""
+
+
+SEARCH_TOOLS = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
+"""The hosted search tool per ``[model] tool_search`` (``off`` sends none and makes the
+model report no native tool search)."""
+
+SERVER_BLOCKS = ("server_tool_use", "tool_search_tool_result")
+"""Block types greenroom has no type for and must replay verbatim."""
 
 
 def _ephemeral() -> dict[str, str]:
@@ -80,6 +114,12 @@ class AnthropicModel(SDKModel):
     def prompt_cache(self) -> bool:
         return bool(self.options.extra.get("prompt_cache", True))
 
+    @property
+    def native_tool_search(self) -> bool:
+        """Whether deferred tools go to Anthropic's hosted tool search (``[model]
+        tool_search`` is ``bm25`` or ``regex``, not ``off``)."""
+        return self.options.extra.get("tool_search", "bm25") in SEARCH_TOOLS
+
     def make_client(self, key: str) -> Any:
         return self.sdk.AsyncAnthropic(
             api_key=key,
@@ -99,11 +139,23 @@ class AnthropicModel(SDKModel):
         return blocks
 
     def build_tools(self, request: ModelRequest) -> list[dict[str, Any]]:
+        deferred = request.deferred if self.native_tool_search else frozenset()
         tools: list[dict[str, Any]] = [
-            {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)} for t in request.tools
+            {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+            for t in request.tools
+            if t.name not in deferred
         ]
+        if deferred:
+            # the search tool closes the part of the array the model sees up front; the
+            # deferred tools follow it, in request order, with no breakpoint of their own
+            tools.append(dict(SEARCH_TOOLS[self.options.extra["tool_search"]]))
         if tools and self.prompt_cache:
             tools[-1]["cache_control"] = _ephemeral()
+        tools.extend(
+            {"name": t.name, "description": t.description, "input_schema": dict(t.parameters), "defer_loading": True}
+            for t in request.tools
+            if t.name in deferred
+        )
         return tools
 
     def build_messages(self, request: ModelRequest) -> list[dict[str, Any]]:
@@ -121,6 +173,12 @@ class AnthropicModel(SDKModel):
         for m in paired_messages(request.messages):
             if m.role == "user":
                 push("user", [{"type": "text", "text": m.content or EMPTY_TURN}])
+            elif (
+                m.role == "assistant" and m.provider_content is not None and m.provider_content.provider == "anthropic"
+            ):
+                # the API's own blocks, exactly as it sent them (copied: breakpoints are
+                # set on blocks of the request being built)
+                push("assistant", copy.deepcopy(list(m.provider_content.blocks)))
             elif m.role == "assistant":
                 blocks: list[dict[str, Any]] = []
                 if m.content:
@@ -170,6 +228,10 @@ class AnthropicModel(SDKModel):
     def sdk_method(self, client: Any) -> Any:
         return client.messages.create
 
+    def request_headers(self) -> dict[str, str]:
+        betas: Sequence[str] = self.options.extra.get("betas", ())
+        return {"anthropic-beta": ",".join(betas)} if betas else {}
+
     # ------------------------------------------------------------------ response
     def parse(self, data: Mapping[str, Any], request: ModelRequest) -> ModelResponse:
         content = data.get("content")
@@ -177,10 +239,13 @@ class AnthropicModel(SDKModel):
             raise ProviderResponseError(self.provider, "the response has no content list", model=self.model)
         texts: list[str] = []
         calls: list[ToolCall] = []
+        keep = False
         for i, block in enumerate(content):
             if not isinstance(block, Mapping):
                 continue
-            if block.get("type") == "text":
+            if block.get("type") in SERVER_BLOCKS:
+                keep = True
+            elif block.get("type") == "text":
                 texts.append(str(block.get("text") or ""))
             elif block.get("type") == "tool_use":
                 raw_input = block.get("input")
@@ -200,8 +265,12 @@ class AnthropicModel(SDKModel):
         fresh = _int(usage.get("input_tokens"))
         read = _int(usage.get("cache_read_input_tokens"))
         written = _int(usage.get("cache_creation_input_tokens"))
+        kept = None
+        if keep:
+            blocks = tuple(copy.deepcopy(dict(b)) for b in content if isinstance(b, Mapping))
+            kept = ProviderContent(self.provider, blocks)
         return ModelResponse(
-            message=Message(role="assistant", content="".join(texts), tool_calls=tuple(calls)),
+            message=Message(role="assistant", content="".join(texts), tool_calls=tuple(calls), provider_content=kept),
             usage=Usage(
                 input_tokens=fresh + read + written,
                 output_tokens=_int(usage.get("output_tokens")),
@@ -209,14 +278,56 @@ class AnthropicModel(SDKModel):
                 cache_write_tokens=written,
             ),
             stop_reason=data.get("stop_reason"),
+            searches=_searches(content),
         )
+
+
+def _searches(content: Sequence[Any]) -> tuple[HostedSearch, ...]:
+    """Each hosted tool search of a response: the model's query and what it loaded."""
+    results = {
+        b.get("tool_use_id"): b.get("content")
+        for b in content
+        if isinstance(b, Mapping) and b.get("type") == "tool_search_tool_result"
+    }
+    out: list[HostedSearch] = []
+    for b in content:
+        if not isinstance(b, Mapping) or b.get("type") != "server_tool_use":
+            continue
+        if not str(b.get("name") or "").startswith("tool_search_tool"):
+            continue
+        raw_input = b.get("input")
+        query = raw_input.get("query", "") if isinstance(raw_input, Mapping) else ""
+        result = results.get(b.get("id"))
+        names: tuple[str, ...] = ()
+        error = None
+        if isinstance(result, Mapping):
+            if result.get("type") == "tool_search_tool_result_error":
+                error = str(result.get("error_code") or "error")
+            refs = result.get("tool_references")
+            if isinstance(refs, list):
+                names = tuple(str(r.get("tool_name")) for r in refs if isinstance(r, Mapping) and r.get("tool_name"))
+        out.append(HostedSearch(str(query), names, error))
+    return tuple(out)
 
 
 def make_anthropic_model(model_name: str, options: Mapping[str, Any]) -> Model:
     """``anthropic:MODEL`` -> an ``AnthropicModel``."""
-    opts = parse_options("anthropic", options, default_key_env=KEY_ENV, extra_keys={"prompt_cache": True})
+    opts = parse_options(
+        "anthropic",
+        options,
+        default_key_env=KEY_ENV,
+        extra_keys={"prompt_cache": True, "tool_search": "bm25", "betas": ()},
+    )
     if not isinstance(opts.extra["prompt_cache"], bool):
         raise ConfigError(f"expected true or false, got {opts.extra['prompt_cache']!r}", path="model.prompt_cache")
+    choices = (*SEARCH_TOOLS, "off")
+    if opts.extra["tool_search"] not in choices:
+        raise ConfigError(
+            f"expected one of {', '.join(choices)}, got {opts.extra['tool_search']!r}", path="model.tool_search"
+        )
+    betas = opts.extra["betas"]
+    if isinstance(betas, str) or not isinstance(betas, Sequence) or not all(isinstance(b, str) and b for b in betas):
+        raise ConfigError(f"expected a list of beta names, got {betas!r}", path="model.betas")
     return AnthropicModel(model_name, opts)
 
 
