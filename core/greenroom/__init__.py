@@ -6,14 +6,17 @@ Plugin authors need only ``hookimpl`` and ``Plugin``; tool authors only ``tool``
 from greenroom.config import AgentConfig, ConfigError
 from greenroom.events import Event, EventBus
 from greenroom.models import (
+    HostedSearch,
     Message,
     Model,
     ModelRequest,
     ModelResponse,
+    ProviderContent,
     RequestDraft,
     SystemSection,
     ToolCall,
     Usage,
+    supports_native_tool_search,
 )
 from greenroom.plugins import Plugin, PluginHookError, hookimpl, make_plugin_host
 from greenroom.runtime import Decision, RunContext, RunOutcome, Runtime, Session, ToolSet
@@ -29,12 +32,14 @@ __all__ = [
     "Decision",
     "Event",
     "EventBus",
+    "HostedSearch",
     "Message",
     "Model",
     "ModelRequest",
     "ModelResponse",
     "Plugin",
     "PluginHookError",
+    "ProviderContent",
     "Ranking",
     "RequestDraft",
     "RunContext",
@@ -58,5 +63,6 @@ __all__ = [
     "Usage",
     "hookimpl",
     "make_plugin_host",
+    "supports_native_tool_search",
     "tool",
 ]
