@@ -5,7 +5,7 @@ with cache reads and writes, retries, errors, timeouts and cancellation."""
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -46,19 +46,8 @@ NOW = ToolDescriptor("now", "The current time.")
 
 
 @pytest.fixture
-async def make(server: FakeLLMServer, sleeps: SleepRecorder) -> AsyncIterator[Callable[..., Any]]:
-    made: list[Any] = []
-
-    def build(**options: Any) -> Any:
-        options = {"base_url": server.url, "api_key_env": ANTHROPIC_KEY_ENV, **options}
-        model = make_anthropic_model("claude-test", options)
-        model.retry = attrs.evolve(model.retry, sleep=sleeps)
-        made.append(model)
-        return model
-
-    yield build
-    for model in made:
-        await model.aclose()
+def make(make_anthropic: Callable[..., Any]) -> Callable[..., Any]:
+    return make_anthropic
 
 
 def request(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,6 @@ from fake_llm_server import (
     FakeLLMServer,
     Recorded,
     Reply,
-    SleepRecorder,
     anthropic_message,
     top_level_raw,
 )
@@ -77,19 +76,8 @@ SEARCH_TURN: list[dict[str, Any]] = [
 
 
 @pytest.fixture
-async def make(server: FakeLLMServer, sleeps: SleepRecorder) -> AsyncIterator[Callable[..., Any]]:
-    made: list[Any] = []
-
-    def build(**options: Any) -> Any:
-        options = {"base_url": server.url, "api_key_env": ANTHROPIC_KEY_ENV, **options}
-        model = make_anthropic_model("claude-test", options)
-        model.retry = attrs.evolve(model.retry, sleep=sleeps)
-        made.append(model)
-        return model
-
-    yield build
-    for model in made:
-        await model.aclose()
+def make(make_anthropic: Callable[..., Any]) -> Callable[..., Any]:
+    return make_anthropic
 
 
 def request(deferred: frozenset[str] = frozenset({"weather_get", "stocks_get"}), **kw: Any) -> ModelRequest:
