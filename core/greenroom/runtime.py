@@ -332,6 +332,12 @@ class Runtime:
         self.user_tool_names = frozenset(self.tools)
         for contributed in host.call_sync("greenroom_tools", tools=self.tools, groups=self.groups):
             for t in contributed or ():
+                name = t.descriptor.name
+                if name in self.user_tool_names:
+                    raise DuplicateToolError(
+                        f"a plugin adds a tool named {name!r}, and one of the agent's tools has that name; "
+                        'rename it (for an MCP server with naming = "bare", use naming = "prefixed")'
+                    )
                 self.tools.add(t)
         self.profile_state = StateStore(self.registry, Scope.PROFILE)
         self._token_cache: dict[int, tuple[Any, int]] = {}

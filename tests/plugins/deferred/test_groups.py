@@ -263,3 +263,17 @@ def test_two_groups_with_one_id_are_rejected() -> None:
     groups = [ToolGroup("billing", "Billing", "", Loader()), ToolGroup("billing", "Billing 2", "", Loader())]
     with pytest.raises(DuplicateToolError, match="'billing'"):
         Runtime(model=ScriptedModel([]), groups=groups, host=make_plugin_host(records=[], extra=[]))
+
+
+def test_a_user_tool_named_like_a_plugin_tool_is_a_clear_error() -> None:
+    from greenroom.runtime import DuplicateToolError
+
+    clash = tool(lambda group_id: group_id, name="load_tools", description="Mine.")
+    plugin = DeferredToolsPlugin(DeferredConfig(enabled=True))
+    with pytest.raises(DuplicateToolError, match=r"a plugin adds a tool named 'load_tools'.*naming = \"prefixed\""):
+        Runtime(
+            model=ScriptedModel([]),
+            tools=[clash],
+            groups=[ToolGroup("billing", "Billing", "", Loader())],
+            host=make_plugin_host(records=[], extra=[plugin]),
+        )
