@@ -278,14 +278,16 @@ def _endpoint(exc: Any) -> str:
 class SDKModel:
     """The part of a provider model that is the same for every SDK.
 
-    Subclasses set ``provider``, ``sdk_module`` and ``extra``, and implement
-    ``build_body``, ``send`` and ``parse``. ``complete`` builds the body once, then sends
+    Subclasses set ``provider``, ``sdk_module``, ``extra`` and ``client_class``, and
+    implement ``build_body``, ``sdk_method`` and ``parse``. ``complete`` builds the body once, then sends
     it with retries, each attempt under a deadline, and parses the answer.
     """
 
     provider: ClassVar[str] = ""
     sdk_module: ClassVar[str] = ""
     extra: ClassVar[str] = ""
+    client_class: ClassVar[str] = ""
+    """The SDK's async client class (``AsyncOpenAI``, ``AsyncAnthropic``)."""
 
     def __init__(self, model: str, options: ProviderOptions, sdk: ModuleType | None = None) -> None:
         if not model:
@@ -331,7 +333,12 @@ class SDKModel:
         raise NotImplementedError
 
     def make_client(self, key: str) -> Any:
-        raise NotImplementedError
+        return getattr(self.sdk, self.client_class)(
+            api_key=key,
+            base_url=self.options.base_url,
+            timeout=self.options.timeout,
+            max_retries=0,  # greenroom's own loop retries (see _retry.py)
+        )
 
     # ------------------------------------------------------------------ shared
     @property

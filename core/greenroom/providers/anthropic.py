@@ -109,6 +109,7 @@ class AnthropicModel(SDKModel):
     provider = "anthropic"
     sdk_module = "anthropic"
     extra = "anthropic"
+    client_class = "AsyncAnthropic"
 
     @property
     def prompt_cache(self) -> bool:
@@ -119,14 +120,6 @@ class AnthropicModel(SDKModel):
         """Whether deferred tools go to Anthropic's hosted tool search (``[model]
         tool_search`` is ``bm25`` or ``regex``, not ``off``)."""
         return self.options.extra.get("tool_search", "bm25") in SEARCH_TOOLS
-
-    def make_client(self, key: str) -> Any:
-        return self.sdk.AsyncAnthropic(
-            api_key=key,
-            base_url=self.options.base_url,
-            timeout=self.options.timeout,
-            max_retries=0,  # greenroom's own loop retries (see _retry.py)
-        )
 
     # ------------------------------------------------------------------ request
     def build_system(self, request: ModelRequest) -> list[dict[str, Any]]:

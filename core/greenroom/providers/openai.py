@@ -76,14 +76,7 @@ class OpenAIChatModel(SDKModel):
     provider = "openai"
     sdk_module = "openai"
     extra = "openai"
-
-    def make_client(self, key: str) -> Any:
-        return self.sdk.AsyncOpenAI(
-            api_key=key,
-            base_url=self.options.base_url,
-            timeout=self.options.timeout,
-            max_retries=0,  # greenroom's own loop retries (see _retry.py)
-        )
+    client_class = "AsyncOpenAI"
 
     @staticmethod
     def tool_json(tool: ToolDescriptor) -> dict[str, Any]:

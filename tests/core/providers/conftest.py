@@ -44,17 +44,15 @@ def sleeps() -> SleepRecorder:
     return SleepRecorder()
 
 
-@pytest.fixture
-async def make_anthropic(server: FakeLLMServer, sleeps: SleepRecorder) -> AsyncIterator[Callable[..., Any]]:
-    """Builds Anthropic models pointed at the fake server; retries wait on ``sleeps``, and
-    every client is closed in the test's own event loop."""
-    from greenroom.providers.anthropic import make_anthropic_model
-
+async def _models(
+    factory: Callable[[str, dict[str, Any]], Any], name: str, defaults: dict[str, Any], sleeps: SleepRecorder
+) -> AsyncIterator[Callable[..., Any]]:
+    """Builds models pointed at the fake server; retries wait on ``sleeps`` (no real
+    sleeping), and every client is closed in the test's own event loop."""
     made: list[Any] = []
 
     def build(**options: Any) -> Any:
-        options = {"base_url": server.url, "api_key_env": ANTHROPIC_KEY_ENV, **options}
-        model = make_anthropic_model("claude-test", options)
+        model = factory(name, {**defaults, **options})
         model.retry = attrs.evolve(model.retry, sleep=sleeps)
         made.append(model)
         return model
@@ -62,3 +60,21 @@ async def make_anthropic(server: FakeLLMServer, sleeps: SleepRecorder) -> AsyncI
     yield build
     for model in made:
         await model.aclose()
+
+
+@pytest.fixture
+async def make_anthropic(server: FakeLLMServer, sleeps: SleepRecorder) -> AsyncIterator[Callable[..., Any]]:
+    from greenroom.providers.anthropic import make_anthropic_model
+
+    defaults = {"base_url": server.url, "api_key_env": ANTHROPIC_KEY_ENV}
+    async for build in _models(make_anthropic_model, "claude-test", defaults, sleeps):
+        yield build
+
+
+@pytest.fixture
+async def make_openai(server: FakeLLMServer, sleeps: SleepRecorder) -> AsyncIterator[Callable[..., Any]]:
+    from greenroom.providers.openai import make_openai_model
+
+    defaults = {"base_url": server.url + "/v1", "api_key_env": OPENAI_KEY_ENV}
+    async for build in _models(make_openai_model, "gpt-test", defaults, sleeps):
+        yield build

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -49,21 +49,8 @@ NOW = ToolDescriptor("now", "The current time.")
 
 
 @pytest.fixture
-async def make(server: FakeLLMServer, sleeps: SleepRecorder) -> AsyncIterator[Callable[..., Any]]:
-    """Builds models pointed at the fake server; retries wait on ``sleeps`` (no real
-    sleeping), and every client is closed in the test's own event loop."""
-    made: list[Any] = []
-
-    def build(**options: Any) -> Any:
-        options = {"base_url": server.url + "/v1", "api_key_env": OPENAI_KEY_ENV, **options}
-        model = make_openai_model("gpt-test", options)
-        model.retry = attrs.evolve(model.retry, sleep=sleeps)
-        made.append(model)
-        return model
-
-    yield build
-    for model in made:
-        await model.aclose()
+def make(make_openai: Callable[..., Any]) -> Callable[..., Any]:
+    return make_openai
 
 
 def history_request() -> ModelRequest:
