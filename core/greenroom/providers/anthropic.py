@@ -63,6 +63,7 @@ from greenroom.models import (
 from greenroom.plugins import Plugin, hookimpl
 from greenroom.providers._common import SDKModel, ordered_system, paired_messages, parse_arguments, parse_options
 from greenroom.providers.errors import ProviderResponseError
+from greenroom.tools import ToolDescriptor
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_MAX_TOKENS = 4096
@@ -133,23 +134,19 @@ class AnthropicModel(SDKModel):
 
     def build_tools(self, request: ModelRequest) -> list[dict[str, Any]]:
         deferred = request.deferred if self.native_tool_search else frozenset()
-        tools: list[dict[str, Any]] = [
-            {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
-            for t in request.tools
-            if t.name not in deferred
-        ]
+        tools: list[dict[str, Any]] = [self.tool_json(t) for t in request.tools if t.name not in deferred]
         if deferred:
             # the search tool closes the part of the array the model sees up front; the
             # deferred tools follow it, in request order, with no breakpoint of their own
             tools.append(dict(SEARCH_TOOLS[self.options.extra["tool_search"]]))
         if tools and self.prompt_cache:
             tools[-1]["cache_control"] = _ephemeral()
-        tools.extend(
-            {"name": t.name, "description": t.description, "input_schema": dict(t.parameters), "defer_loading": True}
-            for t in request.tools
-            if t.name in deferred
-        )
+        tools.extend({**self.tool_json(t), "defer_loading": True} for t in request.tools if t.name in deferred)
         return tools
+
+    @staticmethod
+    def tool_json(tool: ToolDescriptor) -> dict[str, Any]:
+        return {"name": tool.name, "description": tool.description, "input_schema": dict(tool.parameters)}
 
     def build_messages(self, request: ModelRequest) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
