@@ -125,14 +125,11 @@ class RequestDraft:
     deferred: set[str] = attrs.field(factory=set)
 
     def freeze(self) -> ModelRequest:
-        names = {t.name for t in self.tools}
-        return ModelRequest(
-            tuple(self.system),
-            tuple(self.tools),
-            tuple(self.messages),
-            self.step,
-            frozenset(n for n in self.deferred if n in names),
-        )
+        deferred: frozenset[str] = frozenset()
+        if self.deferred:  # only native mode sets it; every other step skips the name scan
+            names = {t.name for t in self.tools}
+            deferred = frozenset(n for n in self.deferred if n in names)
+        return ModelRequest(tuple(self.system), tuple(self.tools), tuple(self.messages), self.step, deferred)
 
     def set_section(self, section: SystemSection) -> None:
         """Add a system section, or replace the one with the same key in place."""
