@@ -21,7 +21,7 @@ from rich.table import Table
 
 from greenroom.stores import ProfileStore, StoreError
 from greenroom_priors.ewma import DocumentError, check_document
-from greenroom_priors.plugin import KEY, utc_now
+from greenroom_priors.plugin import KEY, STORE_KEY, utc_now
 from greenroom_priors.stores import (
     absolutize,
     builtin_factories,
@@ -61,7 +61,7 @@ def resolve_url(store: str | None, config: Path | None) -> str:
     if store:
         return store
     if config is not None:
-        from greenroom.compose import load_runtime_config
+        from greenroom.compose import base_of, load_runtime_config
         from greenroom.config import ConfigError
 
         try:
@@ -70,7 +70,7 @@ def resolve_url(store: str | None, config: Path | None) -> str:
             _fail(str(exc))
             raise  # unreachable; for the type checker
         url = cfg.plugin_sections.get("priors-persistence", {}).get("store")
-        return absolutize(url, cfg.base_dir) if url else default_url()
+        return absolutize(url, base_of(cfg, STORE_KEY)) if url else default_url()
     return default_url()
 
 

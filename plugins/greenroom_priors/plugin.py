@@ -13,12 +13,12 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
 from greenroom import RunContext, RunOutcome, hookimpl
+from greenroom.compose import base_of
 from greenroom.events import PluginWarning, PriorsLoaded, PriorsSaved
 from greenroom.plugins import Plugin
 from greenroom.stores import ProfileStore, StoreError, StoreFactory
@@ -29,6 +29,7 @@ from greenroom_priors.stores import absolutize, builtin_factories, describe, mer
 log = logging.getLogger("greenroom.priors")
 
 KEY = "tool_priors"  # the document key in a profile store
+STORE_KEY = "plugins.priors-persistence.store"  # where a config file sets the store URL
 RETRY_AFTER = 30.0  # seconds a store that failed at run start is left alone
 
 
@@ -71,8 +72,9 @@ class PriorsPlugin(Plugin):
         if url is None:
             return None
         runtime_cfg = getattr(ctx.runtime, "config", None)
-        base = getattr(runtime_cfg, "base_dir", None)
-        return absolutize(url, Path(base) if base else None)
+        if runtime_cfg is None:  # built in Python, not from a file: nothing to be relative to
+            return absolutize(url, None)
+        return absolutize(url, base_of(runtime_cfg, STORE_KEY))
 
     def store(self, ctx: RunContext) -> ProfileStore:
         """The store for this runtime, opened once per URL and closed with the runtime."""

@@ -4,6 +4,7 @@ with --store and with --config."""
 from __future__ import annotations
 
 import json
+import types
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,21 @@ def test_store_from_config_file_relative_to_it(app: typer.Typer, tmp_path: Path)
     assert json.loads(result.output)["tools"][0]["tool"] == "t"
     both = runner.invoke(app, ["priors", "show", "x", "--config", str(config), "--store", "memory://"])
     assert both.exit_code == 2 and "not both" in both.output
+    # an agent's config elsewhere that extends it finds the same store: the path is
+    # relative to the file that set it, for the CLI and for runs alike
+    other = tmp_path / "agents" / "support"
+    other.mkdir(parents=True)
+    (other / "agent.toml").write_text('extends = "../../agentcfg/agent.toml"\n')
+    result = runner.invoke(app, ["priors", "show", "cfg-agent", "--json", "--config", str(other / "agent.toml")])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["tools"][0]["tool"] == "t"
+
+    from greenroom.compose import build_runtime
+
+    rt = build_runtime(other / "agent.toml")
+    plugin = rt.host.plugin("priors-persistence")
+    ctx = types.SimpleNamespace(runtime=rt)
+    assert plugin.store_url(ctx) == f"sqlite://{(cfg_dir / 'state' / 'learned.sqlite3').as_posix()}"  # type: ignore[arg-type]
 
 
 def test_corrupt_store_is_a_clean_cli_error(app: typer.Typer, tmp_path: Path) -> None:
