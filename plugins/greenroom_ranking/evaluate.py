@@ -18,7 +18,7 @@ import json
 import math
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -197,20 +197,6 @@ def evaluate(
         p95_ms=percentile(latencies, 95),
         **{m: v / n for m, v in sums.items()},
     )
-
-
-def evaluate_all(
-    tools: Sequence[ToolDescriptor],
-    queries: Sequence[EvalQuery],
-    rankers: Sequence[str],
-    forms: Sequence[QueryForm] = ("full", "keywords"),
-    *,
-    config: RankingConfig | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> Iterator[EvalResult]:
-    for form in forms:
-        for ranker in rankers:
-            yield evaluate(tools, queries, ranker, form=form, config=config, progress=progress)
 
 
 def relative(results: Sequence[EvalResult], baseline: str = BASELINE) -> dict[tuple[str, str], dict[str, float]]:
