@@ -142,12 +142,14 @@ class PluginHost:
         self.pm.add_hookspecs(hookspecs)
         self.records = list(records)
         self._dist: dict[str, str] = {r.name: r.label for r in records}
+        self._async_hooks: dict[str, bool] = {}
 
     # ---------------------------------------------------------------- registration
     def register(self, plugin: object, name: str, distribution: str = "") -> None:
         if distribution:
             self._dist[name] = distribution
         self.pm.register(plugin, name=name)
+        self._async_hooks.clear()
         dist = self._dist.get(name, "?")
         for hook_caller in self.pm.get_hookcallers(plugin) or ():
             for impl in hook_caller.get_hookimpls():
@@ -168,13 +170,35 @@ class PluginHost:
     async def call(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call every implementation in pluggy's order, each finishing before the next starts."""
         caller = getattr(self.pm.hook, hook_name)
-        impls = caller.get_hookimpls()
-        if not any(inspect.iscoroutinefunction(_unwrap(i.function)) for i in impls):
+        if not self._has_async(caller):
             return list(caller(**kwargs))  # plain pluggy call: wrappers apply as usual
-        # pluggy would only create the coroutines, so a sync implementation later in the
-        # order would run before an earlier async one had finished; await each in turn.
+        return await self._walk(caller, kwargs, first=False)
+
+    async def call_first(self, hook_name: str, **kwargs: Any) -> Any:
+        """Call a firstresult hook: the first non-None answer, async ones included."""
+        caller = getattr(self.pm.hook, hook_name)
+        if not self._has_async(caller):
+            return caller(**kwargs)  # plain pluggy call: wrappers apply as usual
+        answers = await self._walk(caller, kwargs, first=True)
+        return answers[0] if answers else None
+
+    def _has_async(self, caller: Any) -> bool:
+        """Whether any implementation of the hook is async (cached until a plugin registers:
+        asked at every phase of every step)."""
+        found = self._async_hooks.get(caller.name)
+        if found is None:
+            found = any(inspect.iscoroutinefunction(_unwrap(i.function)) for i in caller.get_hookimpls())
+            self._async_hooks[caller.name] = found
+        return found
+
+    @staticmethod
+    async def _walk(caller: Any, kwargs: dict[str, Any], *, first: bool) -> list[Any]:
+        """The non-None answers in pluggy's own call order (tryfirst, last registered,
+        trylast), each awaited before the next implementation is called: pluggy itself
+        would only create the coroutines, so a sync implementation later in the order would
+        run before an earlier async one had finished."""
         out = []
-        for impl in reversed(impls):
+        for impl in reversed(caller.get_hookimpls()):
             if impl.hookwrapper or impl.wrapper:
                 continue
             r = impl.function(*[kwargs[a] for a in impl.argnames])
@@ -182,25 +206,9 @@ class PluginHost:
                 r = await r
             if r is not None:
                 out.append(r)
+                if first:
+                    break
         return out
-
-    async def call_first(self, hook_name: str, **kwargs: Any) -> Any:
-        """Call a firstresult hook: the first non-None answer, async ones included."""
-        caller = getattr(self.pm.hook, hook_name)
-        impls = caller.get_hookimpls()
-        if not any(inspect.iscoroutinefunction(_unwrap(i.function)) for i in impls):
-            return caller(**kwargs)  # plain pluggy call: wrappers apply as usual
-        # pluggy would stop at the first coroutine object, so walk the implementations
-        # in pluggy's own call order (last registered, tryfirst first).
-        for impl in reversed(impls):
-            if impl.hookwrapper or impl.wrapper:
-                continue
-            r = impl.function(*[kwargs[a] for a in impl.argnames])
-            if inspect.isawaitable(r):
-                r = await r
-            if r is not None:
-                return r
-        return None
 
     def call_sync(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call a contribution hook outside the event loop (async answers are rejected)."""

@@ -362,3 +362,26 @@ async def test_async_and_sync_implementations_run_one_after_another_in_pluggy_or
     results = await host.call("greenroom_run_start", ctx=None)
     assert log == ["early:start", "early:end", "late"]
     assert results == ["early"]  # None answers are left out, as pluggy does
+
+
+@pytest.mark.anyio
+async def test_a_plugin_registered_later_is_called_even_if_it_is_the_first_async_one() -> None:
+    class Sync(Plugin):
+        name = "sync"
+
+        @hookimpl
+        def greenroom_run_start(self, ctx: Any) -> str:
+            return "sync"
+
+    class Async(Plugin):
+        name = "async"
+
+        @hookimpl(tryfirst=True)
+        async def greenroom_run_start(self, ctx: Any) -> str:
+            return "async"
+
+    host = make_plugin_host(records=[], extra=[Sync()])
+    assert await host.call("greenroom_run_start", ctx=None) == ["sync"]
+    host.register(Async(), "async")
+    assert await host.call("greenroom_run_start", ctx=None) == ["async", "sync"]
+    assert await host.call_first("greenroom_run_start", ctx=None) == "async"
