@@ -48,6 +48,7 @@ from anyio.from_thread import BlockingPortal
 
 from greenroom.config import McpServerConfig
 from greenroom.groups import ToolGroup
+from greenroom.redact import public_url
 from greenroom.sessions import state_dir, write_json_atomic
 from greenroom.tools import Tool, ToolCallContext, ToolDescriptor, ToolResult
 
@@ -232,14 +233,8 @@ class _Redactor:
 def describe_target(config: McpServerConfig) -> str:
     """``command: ...`` or ``url: ...`` for messages (no env, no headers, no URL userinfo/query)."""
     if config.url:
-        return f"url: {_public_url(config.url)}"
+        return f"url: {public_url(config.url)}"
     return f"command: {shlex.join([config.command or '', *config.args])}"
-
-
-def _public_url(url: str) -> str:
-    parts = httpx2.URL(url)
-    # netloc: host and port without user info, an IPv6 host in its brackets
-    return f"{parts.scheme}://{parts.netloc.decode('ascii')}{parts.path}"
 
 
 # ----------------------------------------------------------------------------- the cache

@@ -12,7 +12,6 @@ import importlib
 import json
 import math
 import os
-import urllib.parse
 from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any, ClassVar
@@ -33,6 +32,7 @@ from greenroom.providers.errors import (
     ProviderTimeoutError,
     error_for_status,
 )
+from greenroom.redact import public_url
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds one attempt may take. The SDKs default to 600 s, far too long for an agent
@@ -261,16 +261,9 @@ def _excerpt(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "..."
 
 
-def _public_url(url: str) -> str:
-    """``url`` without user info (a proxy's password), query (Azure's ``api-key``) or fragment."""
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
 def _endpoint(exc: Any) -> str:
     try:
-        return _public_url(str(exc.request.url))
+        return public_url(str(exc.request.url))
     except Exception:
         return ""
 
@@ -439,5 +432,5 @@ class SDKModel:
             await client.close()
 
     def __repr__(self) -> str:
-        where = f" at {_public_url(self.options.base_url)}" if self.options.base_url else ""
+        where = f" at {public_url(self.options.base_url)}" if self.options.base_url else ""
         return f"<{type(self).__name__} {self.provider}:{self.model}{where}>"
