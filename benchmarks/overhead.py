@@ -26,8 +26,8 @@ from rich.table import Table
 from greenroom import ModelRequest, Plugin, ToolCallContext, ToolDescriptor, hookimpl, tool
 from greenroom.config import AgentConfig
 from greenroom.plugins import make_plugin_host
+from greenroom.providers.scripted import PolicyModel
 from greenroom.runtime import Runtime
-from greenroom.scripted import PolicyModel
 from greenroom.tools import CatalogTool
 from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
 
@@ -95,7 +95,7 @@ class CountingModel(PolicyModel):
 
     async def complete(self, request: ModelRequest) -> Any:
         from greenroom.models import ModelResponse
-        from greenroom.scripted import turn_from_record
+        from greenroom.providers.scripted import turn_from_record
 
         self.requests.append(request)
         return ModelResponse(turn_from_record(self.policy(request), "bench", request.step))

@@ -19,8 +19,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from greenroom.bench import compare, load_tools
-from greenroom.report import plot_cumulative, print_session_costs
+from greenroom.bench import compare, load_tools, plot_cumulative, print_session_costs
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 CATALOGS = [("github_mcp", None), ("metatool", None), ("seal_tools", 1000)]

@@ -25,10 +25,10 @@ from rich.table import Table
 
 from greenroom import events as ev
 from greenroom.bench import session_policy
-from greenroom.catalog import load_catalog
 from greenroom.plugins import make_plugin_host
+from greenroom.providers.scripted import PolicyModel
 from greenroom.runtime import Runtime
-from greenroom.scripted import PolicyModel
+from greenroom.tools.catalog import load_catalog
 from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
 
 ROOT = Path(__file__).resolve().parents[1]

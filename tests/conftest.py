@@ -12,8 +12,8 @@ import pytest
 from gr_testutil import FIXTURES
 
 from greenroom.plugins import Plugin, make_plugin_host
+from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
-from greenroom.scripted import ScriptedModel
 from greenroom.tools import Tool
 
 

@@ -4,6 +4,7 @@ Plugin authors need only ``hookimpl`` and ``Plugin``; tool authors only ``tool``
 """
 
 from greenroom.config import AgentConfig, ConfigError
+from greenroom.context import Decision, RunContext, RunOutcome
 from greenroom.events import Event, EventBus
 from greenroom.models import (
     HostedSearch,
@@ -19,10 +20,12 @@ from greenroom.models import (
     supports_native_tool_search,
 )
 from greenroom.plugins import Plugin, PluginHookError, hookimpl, make_plugin_host
-from greenroom.runtime import Decision, RunContext, RunOutcome, Runtime, Session, ToolSet
+from greenroom.runtime import Runtime
 from greenroom.search import Ranking, ScoredTool, SearchQuery
+from greenroom.session import Session
 from greenroom.state import Scope, Snapshot, StateRegistry, ToolPriors, ToolUsage
 from greenroom.tools import Tool, ToolCallContext, ToolDescriptor, ToolResult, tool
+from greenroom.tools.toolset import ToolSet
 
 __version__ = "0.1.0"
 

@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from greenroom.catalog import CatalogError, load_catalog
 from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig, load_config, structure_plugin_config
 from greenroom.events import EventBus
-from greenroom.groups import ToolGroup
 from greenroom.models import Model, ProviderFactory
 from greenroom.plugins import Plugin, PluginHost, PluginRecord, discover, make_plugin_host
-from greenroom.runtime import DuplicateToolError, Runtime
+from greenroom.runtime import Runtime
 from greenroom.tools import FunctionTool, Tool, ToolDescriptor, tool
+from greenroom.tools.catalog import CatalogError, load_catalog
+from greenroom.tools.groups import ToolGroup
+from greenroom.tools.toolset import DuplicateToolError
 
 if TYPE_CHECKING:
     from greenroom.mcp import McpToolset

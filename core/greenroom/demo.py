@@ -18,10 +18,10 @@ from rich.console import Console
 from rich.table import Table
 
 from greenroom import events as ev
+from greenroom.cli.live import LiveView
 from greenroom.compose import build_runtime, load_runtime_config, plugin_configs
 from greenroom.config import ConfigError
-from greenroom.report import LiveView
-from greenroom.sessions import state_dir
+from greenroom.storage import state_dir
 from greenroom.tokens import count_tokens, tool_tokens
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo_agent"

@@ -15,13 +15,14 @@ import pluggy
 if TYPE_CHECKING:
     import typer
 
-    from greenroom.groups import ToolGroup
+    from greenroom.context import Decision, RunContext, RunOutcome
     from greenroom.models import ModelResponse, ProviderFactory, RequestDraft, ToolCall
-    from greenroom.runtime import Decision, RunContext, RunOutcome, ToolSet
     from greenroom.search import Ranking, ScoredTool, SearchQuery
     from greenroom.state import StateRegistry
     from greenroom.stores import StoreFactory
     from greenroom.tools import Tool, ToolDescriptor, ToolResult
+    from greenroom.tools.groups import ToolGroup
+    from greenroom.tools.toolset import ToolSet
 
 PROJECT = "greenroom"
 hookspec = pluggy.HookspecMarker(PROJECT)

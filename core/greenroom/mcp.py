@@ -3,7 +3,7 @@
 Each ``[[tools.mcp]]`` server becomes an :class:`McpServer`: a stdio subprocess or a
 streamable-HTTP endpoint spoken to through the official ``mcp`` SDK (2.x). Its tools are
 :class:`McpTool` objects (greenroom's ``Tool`` protocol) named ``<server>__<tool>`` (or the
-bare tool name), and a deferred server is one :class:`~greenroom.groups.ToolGroup`
+bare tool name), and a deferred server is one :class:`~greenroom.tools.groups.ToolGroup`
 (``mcp:<server>``) whose catalog comes from a listing cached on disk, so a later process
 builds the catalog without starting the server.
 
@@ -47,10 +47,10 @@ from anyio.abc import TaskGroup, TaskStatus
 from anyio.from_thread import BlockingPortal
 
 from greenroom.config import McpServerConfig
-from greenroom.groups import ToolGroup
 from greenroom.redact import public_url
-from greenroom.sessions import state_dir, write_json_atomic
+from greenroom.storage import state_dir, write_json_atomic
 from greenroom.tools import Tool, ToolCallContext, ToolDescriptor, ToolResult
+from greenroom.tools.groups import ToolGroup
 
 try:
     import httpx2

@@ -20,7 +20,7 @@ import attrs
 import pluggy
 
 from greenroom import hookspecs
-from greenroom.schema import schema_for_attrs
+from greenroom.tools.schema import schema_for_attrs
 
 ENTRY_POINT_GROUP = "greenroom.plugins"
 AUTOLOAD_ENV = "GREENROOM_DISABLE_PLUGIN_AUTOLOAD"

@@ -15,25 +15,22 @@ Model mistakes (unknown tool, malformed JSON, invalid arguments) and tool failur
 
 from __future__ import annotations
 
-import copy
 import difflib
-import functools
-import hashlib
 import json
 import logging
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import attrs
-import jsonschema
 
 from greenroom import events as ev
+from greenroom.accounting import RequestAccounting
 from greenroom.config import AgentConfig
-from greenroom.groups import ToolGroup
+from greenroom.context import RunContext, RunOutcome
 from greenroom.models import (
     Message,
     Model,
@@ -42,262 +39,22 @@ from greenroom.models import (
     RequestDraft,
     SystemSection,
     ToolCall,
-    Usage,
     supports_native_tool_search,
 )
 from greenroom.plugins import PluginHookError, PluginHost
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
+from greenroom.session import Session, SessionError
 from greenroom.state import (
     Scope,
-    Snapshot,
     StateRegistry,
     StateStore,
-    ToolPriors,
-    ToolUsage,
     register_core_state,
 )
-from greenroom.tokens import compact_json, count_tokens, tool_json, tool_tokens
 from greenroom.tools import Tool, ToolCallContext, ToolDescriptor, ToolResult
+from greenroom.tools.groups import ToolGroup
+from greenroom.tools.toolset import DuplicateToolError, ToolSet, invalid_arguments_message, validation_problems
 
 log = logging.getLogger("greenroom")
-
-
-# ----------------------------------------------------------------------------- tools
-
-
-class DuplicateToolError(ValueError):
-    pass
-
-
-class ToolSet(Mapping[str, Tool]):
-    """The tools of a runtime by name, with their compiled argument validators."""
-
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
-        self._tools: dict[str, Tool] = {}
-        self._validators: dict[str, jsonschema.protocols.Validator] = {}
-        self._descriptors: list[ToolDescriptor] | None = None
-        self.version = 0  # bumped on every change, so views built from the set can be reused
-        for t in tools:
-            self.add(t)
-
-    def add(self, tool: Tool, *, replace: bool = False) -> None:
-        name = tool.descriptor.name
-        if name in self._tools and not replace:
-            raise DuplicateToolError(f"two tools are named {name!r}")
-        self._tools[name] = tool
-        self._validators.pop(name, None)
-        self._descriptors = None
-        self.version += 1
-
-    def __getitem__(self, name: str) -> Tool:
-        return self._tools[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._tools)
-
-    def __len__(self) -> int:
-        return len(self._tools)
-
-    def descriptors(self) -> list[ToolDescriptor]:
-        """Every tool's descriptor, in registration order (a fresh list; built once per change)."""
-        if self._descriptors is None:
-            self._descriptors = [t.descriptor for t in self._tools.values()]
-        return list(self._descriptors)
-
-    def validator(self, name: str) -> jsonschema.protocols.Validator:
-        """The tool's argument validator, compiled on first use and kept."""
-        v = self._validators.get(name)
-        if v is None:
-            schema = dict(self._tools[name].descriptor.parameters or {"type": "object"})
-            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-            v = cls(schema)
-            self._validators[name] = v
-        return v
-
-
-# ----------------------------------------------------------------------------- gate
-
-
-@attrs.frozen
-class Decision:
-    """What a BeforeToolExecute gate decided."""
-
-    action: Literal["allow", "block", "answer"]
-    reason: str = ""
-    result: ToolResult | None = None
-
-    @classmethod
-    def allow(cls) -> Decision:
-        return cls("allow")
-
-    @classmethod
-    def block(cls, reason: str) -> Decision:
-        return cls("block", reason=reason)
-
-    @classmethod
-    def answer(cls, result: ToolResult | str) -> Decision:
-        if isinstance(result, str):
-            result = ToolResult(result)
-        return cls("answer", result=result)
-
-
-@attrs.frozen
-class RunOutcome:
-    run_id: str
-    text: str
-    steps: int
-    stop_reason: Literal["final", "max_steps", "cancelled", "error"]
-    usage: Usage
-    error: str | None = None
-
-
-# ----------------------------------------------------------------------------- context
-
-
-class RunContext:
-    """What plugins see of a run. Tools never see this."""
-
-    def __init__(self, runtime: Runtime, session: Session, run_id: str, user_input: str) -> None:
-        self.runtime = runtime
-        self.session = session
-        self.run_id = run_id
-        self.input = user_input
-        self.step = 0
-        self.state = StateStore(runtime.registry, Scope.RUN)
-        self.hidden: frozenset[str] = frozenset()
-        self.usage_total = Usage()
-        self._visible: tuple[int, frozenset[str], list[ToolDescriptor]] | None = None
-
-    # shortcuts plugins use often
-    @property
-    def agent(self) -> AgentConfig:
-        return self.runtime.agent
-
-    @property
-    def session_state(self) -> StateStore:
-        return self.session.state
-
-    @property
-    def profile_state(self) -> StateStore:
-        return self.runtime.profile_state
-
-    @property
-    def tools(self) -> ToolSet:
-        return self.runtime.tools
-
-    @property
-    def usage(self) -> ToolUsage:
-        return self.state[ToolUsage]
-
-    @property
-    def priors(self) -> ToolPriors:
-        return self.profile_state[ToolPriors]
-
-    def visible_descriptors(self) -> list[ToolDescriptor]:
-        """Every tool this agent may use in this run (hidden tools removed); a fresh list,
-        rebuilt only when the tool set or the hidden set changed."""
-        tools = self.runtime.tools
-        cached = self._visible
-        if cached is None or cached[0] != tools.version or cached[1] is not self.hidden:
-            visible = [d for d in tools.descriptors() if d.name not in self.hidden]
-            cached = self._visible = (tools.version, self.hidden, visible)
-        return list(cached[2])
-
-    def emit(self, event: ev.Event) -> None:
-        self.runtime.events.emit(event)
-
-    async def search(
-        self, query: SearchQuery, candidates: Sequence[ToolDescriptor]
-    ) -> tuple[list[ScoredTool], list[Ranking]]:
-        """Rank candidates through the search hooks (keyword fallback when no ranker)."""
-        return await self.runtime.search(query, candidates, self)
-
-
-# ----------------------------------------------------------------------------- session
-
-
-class Session:
-    """One conversation: its messages and session-scoped state."""
-
-    def __init__(self, runtime: Runtime, session_id: str | None = None) -> None:
-        self.runtime = runtime
-        self.id = session_id or uuid.uuid4().hex[:12]
-        self.messages: list[Message] = []
-        self.state = StateStore(runtime.registry, Scope.SESSION)
-        self.unknown_state: dict[str, Any] = {}
-        self.runs = 0
-        self.last_snapshot: Snapshot | None = None
-
-    async def run(self, user_input: str) -> RunOutcome:
-        return await self.runtime.run(self, user_input)
-
-    def snapshot(self, run_ctx: RunContext | None = None) -> Snapshot:
-        values: dict[type, Any] = {}
-        values.update(dict(self.runtime.profile_state.items()))
-        values.update(dict(self.state.items()))
-        if run_ctx is not None:
-            values.update(dict(run_ctx.state.items()))
-        return Snapshot(values)
-
-    def fork(self, session_id: str | None = None) -> Session:
-        """A sub-agent session that inherits this one's session state (not its messages)."""
-        child = Session(self.runtime, session_id)
-        for _cls, value in self.state.items():
-            child.state.set(copy.deepcopy(value))
-        child.unknown_state = copy.deepcopy(self.unknown_state)
-        return child
-
-    # persistence ---------------------------------------------------------------
-    def to_json(self) -> dict[str, Any]:
-        from greenroom.config import converter
-
-        state = dict(self.unknown_state)
-        for cls, value in self.state.items():
-            key = self.runtime.registry.key(cls)
-            state[key.id] = converter.unstructure(value)
-        return {
-            "format": "greenroom.session/1",
-            "id": self.id,
-            "agent": self.runtime.agent.id,
-            "runs": self.runs,
-            "messages": converter.unstructure(self.messages),
-            "state": state,
-        }
-
-    def save(self, path: str | Path) -> Path:
-        """Write the session atomically (a crash mid-save keeps the previous file)."""
-        from greenroom.sessions import write_json_atomic
-
-        return write_json_atomic(Path(path), self.to_json())
-
-    @classmethod
-    def from_json(cls, runtime: Runtime, data: Mapping[str, Any], source: str = "<session>") -> Session:
-        from greenroom.config import converter
-
-        if data.get("format") != "greenroom.session/1":
-            raise SessionError(f"{source}: not a greenroom session file (format {data.get('format')!r})")
-        s = cls(runtime, str(data.get("id") or ""))
-        s.runs = int(data.get("runs", 0))
-        try:
-            s.messages = converter.structure(data.get("messages", []), list[Message])
-        except Exception as exc:
-            raise SessionError(f"{source}: messages: {exc}") from None
-        known = runtime.registry.by_id()
-        for key_id, raw in (data.get("state") or {}).items():
-            key = known.get(key_id)
-            if key is None or key.scope is not Scope.SESSION:
-                # a plugin that is not installed now: keep its state so nothing is lost
-                s.unknown_state[key_id] = raw
-                continue
-            try:
-                s.state.set(converter.structure(raw, key.cls))
-            except Exception as exc:
-                raise SessionError(f"{source}: state {key_id}: {exc}") from None
-        return s
-
-
-class SessionError(ValueError):
-    pass
 
 
 # ----------------------------------------------------------------------------- runtime
@@ -340,9 +97,7 @@ class Runtime:
                     )
                 self.tools.add(t)
         self.profile_state = StateStore(self.registry, Scope.PROFILE)
-        self._token_cache: dict[int, tuple[Any, int]] = {}
-        self._history_tokens: tuple[tuple[Message, ...], int] = ((), 0)
-        self._tools_digest: tuple[tuple[ToolDescriptor, ...], Any, int] = ((), hashlib.sha256(), 0)
+        self.accounting = RequestAccounting()
         self._closers: list[Any] = []
         self.config: Any = None  # the RuntimeConfig when built from a file
 
@@ -634,66 +389,9 @@ class Runtime:
             return ToolResult.error(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
         return ToolResult.from_value(value)
 
-    # -- accounting ---------------------------------------------------------------------
-    def _cached_tool_tokens(self, d: ToolDescriptor) -> tuple[str, int]:
-        hit = self._token_cache.get(id(d))
-        if hit is None or hit[0][0] is not d:
-            text = tool_json(d)
-            hit = ((d, text), tool_tokens(d))
-            self._token_cache[id(d)] = hit
-        return hit[0][1], hit[1]
-
-    def _messages_tokens(self, messages: Sequence[Message]) -> int:
-        """Tokens of a history, counting only what was appended since the last request
-        (a history that was rewritten, by compaction say, is counted afresh)."""
-        prev, prev_tokens = self._history_tokens
-        n = len(prev)
-        # tuple equality compares identity first, item by item, in C
-        if 0 < n <= len(messages) and tuple(messages[:n]) == prev:
-            total = prev_tokens + sum(message_tokens(m) for m in messages[n:])
-        else:
-            total = sum(message_tokens(m) for m in messages)
-        self._history_tokens = (tuple(messages), total)
-        return total
-
     def describe_request(self, request: ModelRequest) -> ev.RequestSent:
         """Token counts of the three parts of a request and the cacheable-prefix hash."""
-        tools = tuple(request.tools)
-        seen_tools, seen_hash, seen_tokens = self._tools_digest
-        if seen_tools == tools:  # the same definitions as last step: identity checks only
-            h, tools_tok = seen_hash.copy(), seen_tokens
-        else:
-            h = hashlib.sha256()
-            tools_tok = 0
-            for d in tools:
-                text, n = self._cached_tool_tokens(d)
-                tools_tok += n
-                h.update(text.encode())
-                h.update(b"\n")
-            self._tools_digest = (tools, h.copy(), tools_tok)
-        # tools left to the provider's hosted search are not rendered into the prompt
-        deferred = request.deferred if supports_native_tool_search(self.model) else frozenset()
-        if deferred:
-            tools_tok -= sum(self._cached_tool_tokens(d)[1] for d in tools if d.name in deferred)
-            h.update(b"\x00deferred\x00" + "\n".join(sorted(deferred)).encode())
-        stable = "\n\n".join(s.text for s in request.system if s.stable)
-        h.update(b"\x00system\x00" + stable.encode())
-        messages_tok = self._messages_tokens(request.messages)
-        return ev.RequestSent(
-            step=request.step,
-            system_tokens=_text_tokens(request.system_text),
-            tools_tokens=tools_tok,
-            messages_tokens=messages_tok,
-            prefix_hash=h.hexdigest()[:16],
-            tool_names=tuple(d.name for d in request.tools),
-            deferred_tools=tuple(d.name for d in request.tools if d.name in deferred),
-        )
-
-
-@functools.lru_cache(maxsize=64)
-def _text_tokens(text: str) -> int:
-    """System prompts repeat from step to step; count each distinct one once."""
-    return count_tokens(text)
+        return self.accounting.describe_request(request, hosted_search=supports_native_tool_search(self.model))
 
 
 def _answer_open_calls(messages: list[Message], why: str) -> None:
@@ -714,42 +412,3 @@ def _answer_open_calls(messages: list[Message], why: str) -> None:
                         )
                     )
             return
-
-
-_MESSAGE_TOKENS: dict[int, tuple[Message, int]] = {}
-
-
-def message_tokens(m: Message) -> int:
-    hit = _MESSAGE_TOKENS.get(id(m))
-    if hit is not None and hit[0] is m:
-        return hit[1]
-    n = count_tokens(m.content)
-    for c in m.tool_calls:
-        n += count_tokens(c.name) + count_tokens(
-            compact_json(c.arguments) if c.arguments is not None else (c.raw_arguments or "")
-        )
-    if len(_MESSAGE_TOKENS) > 50_000:
-        _MESSAGE_TOKENS.clear()
-    _MESSAGE_TOKENS[id(m)] = (m, n)
-    return n
-
-
-def validation_problems(tools: ToolSet, name: str, args: Mapping[str, Any]) -> list[str]:
-    """Every problem with a call's arguments: JSON Schema first, then the tool's own check."""
-    problems = []
-    for err in sorted(tools.validator(name).iter_errors(dict(args)), key=lambda e: list(map(str, e.path))):
-        where = "/".join(str(p) for p in err.absolute_path) or "(arguments)"
-        problems.append(f"{where}: {err.message}")
-    tool = tools[name]
-    check = getattr(tool, "validate_args", None)
-    if not problems and callable(check):
-        problems.extend(check(dict(args)) or [])
-    return problems
-
-
-def invalid_arguments_message(descriptor: ToolDescriptor, problems: Sequence[str]) -> str:
-    """The error for invalid arguments: each problem, then the full schema to fix them."""
-    lines = [f"invalid arguments for {descriptor.name!r}:"]
-    lines += [f"- {p}" for p in problems]
-    lines.append(f"The tool's full parameter schema: {json.dumps(dict(descriptor.parameters), sort_keys=True)}")
-    return "\n".join(lines)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from greenroom.groups import ToolGroup
 from greenroom.tools import ToolDescriptor
+from greenroom.tools.groups import ToolGroup
 
 SECTION_KEY = "deferred-tools"
 

@@ -32,13 +32,14 @@ from greenroom import (
     hookimpl,
 )
 from greenroom import events as ev
-from greenroom.groups import ToolGroup
+from greenroom.context import RunOutcome
 from greenroom.models import ModelResponse, RequestDraft, SystemSection, supports_native_tool_search
-from greenroom.runtime import RunOutcome, ToolSet
 from greenroom.search import resolve_select
 from greenroom.state import StateRegistry
 from greenroom.tokens import compact_json, count_tokens
 from greenroom.tools import Tool, ToolCallContext
+from greenroom.tools.groups import ToolGroup
+from greenroom.tools.toolset import ToolSet
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.costs import chars4_cost, cost
 from greenroom_deferred.globs import matches

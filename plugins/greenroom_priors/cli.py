@@ -189,7 +189,7 @@ def export(
     if file is None or str(file) == "-":
         sys.stdout.write(text)
     else:
-        from greenroom.sessions import write_json_atomic
+        from greenroom.storage import write_json_atomic
 
         write_json_atomic(file, {**doc, "agent": agent})
         typer.echo(f"exported {len(doc['tools'])} tool(s), {doc['sessions']} session(s) to {file}")

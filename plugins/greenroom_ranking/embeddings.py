@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from greenroom.search import ScoredTool, SearchQuery
-from greenroom.sessions import state_dir
+from greenroom.storage import state_dir
 from greenroom.tools import ToolDescriptor
 from greenroom_ranking.config import RankingConfig
 from greenroom_ranking.rankers import name_ranks, required_mask, top_scored

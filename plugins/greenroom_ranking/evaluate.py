@@ -24,9 +24,9 @@ from typing import Any, Literal
 
 import attrs
 
-from greenroom.catalog import load_catalog
 from greenroom.search import SearchQuery
 from greenroom.tools import ToolDescriptor
+from greenroom.tools.catalog import load_catalog
 from greenroom_ranking.config import BUILTIN_RANKERS, HYBRID_SETTINGS, RankingConfig
 from greenroom_ranking.plugin import SearchRankingPlugin
 from greenroom_ranking.text import keywords_form

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from greenroom.plugins import AUTOLOAD_ENV, PluginHookError, discover, make_plugin_host
-from greenroom.scripted import ScriptedModel
+from greenroom.providers.scripted import ScriptedModel
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("installed_fixture_plugins")]
 

@@ -11,7 +11,7 @@ import attrs
 import pytest
 
 from greenroom import Decision, Plugin, Scope, ToolCall, hookimpl, tool
-from greenroom.scripted import ScriptedModel, ScriptError
+from greenroom.providers.scripted import ScriptedModel, ScriptError
 
 
 @tool
@@ -362,7 +362,7 @@ async def test_state_of_plugins_not_installed_is_kept_on_resume(make_runtime, tm
 
 
 def test_bad_session_files_give_clear_errors(make_runtime, tmp_path) -> None:
-    from greenroom.runtime import SessionError
+    from greenroom.session import SessionError
 
     rt = make_runtime()
     bad = tmp_path / "bad.json"

@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from gr_testutil import DATASETS
 
-from greenroom.catalog import CatalogError, load_catalog
 from greenroom.tools import ToolCallContext, ToolResult, tool
+from greenroom.tools.catalog import CatalogError, load_catalog
 
 
 class Color(enum.Enum):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from greenroom.sessions import state_dir
+from greenroom.storage import state_dir
 from greenroom.stores import ProfileStore, StoreError, StoreFactory
 from greenroom_priors.stores.memory import MemoryStore
 from greenroom_priors.stores.postgres import PostgresStore

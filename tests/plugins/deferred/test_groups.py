@@ -10,10 +10,10 @@ import pytest
 
 from greenroom import ToolDescriptor, tool
 from greenroom.config import AgentConfig
-from greenroom.groups import ToolGroup
 from greenroom.plugins import make_plugin_host
+from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
-from greenroom.scripted import ScriptedModel
+from greenroom.tools.groups import ToolGroup
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
 
 PARAMS = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"], "additionalProperties": False}
@@ -258,7 +258,7 @@ async def test_inject_resume_keeps_promoted_group_tools_before_the_loader_runs_a
 
 
 def test_two_groups_with_one_id_are_rejected() -> None:
-    from greenroom.runtime import DuplicateToolError
+    from greenroom.tools.toolset import DuplicateToolError
 
     groups = [ToolGroup("billing", "Billing", "", Loader()), ToolGroup("billing", "Billing 2", "", Loader())]
     with pytest.raises(DuplicateToolError, match="'billing'"):
@@ -266,7 +266,7 @@ def test_two_groups_with_one_id_are_rejected() -> None:
 
 
 def test_a_user_tool_named_like_a_plugin_tool_is_a_clear_error() -> None:
-    from greenroom.runtime import DuplicateToolError
+    from greenroom.tools.toolset import DuplicateToolError
 
     clash = tool(lambda group_id: group_id, name="load_tools", description="Mine.")
     plugin = DeferredToolsPlugin(DeferredConfig(enabled=True))

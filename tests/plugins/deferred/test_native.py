@@ -14,11 +14,11 @@ import pytest
 from greenroom import ToolDescriptor, ToolPriors, hookimpl, tool
 from greenroom import events as ev
 from greenroom.config import AgentConfig
-from greenroom.groups import ToolGroup
 from greenroom.models import HostedSearch, Message, ModelRequest, ModelResponse, supports_native_tool_search
 from greenroom.plugins import Plugin, make_plugin_host
+from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
-from greenroom.scripted import ScriptedModel
+from greenroom.tools.groups import ToolGroup
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
 from greenroom_deferred.listing import SECTION_KEY
 

@@ -14,7 +14,7 @@ import pytest
 
 from greenroom import AgentConfig, EventBus, Plugin, Runtime
 from greenroom.plugins import make_plugin_host
-from greenroom.scripted import ScriptedModel
+from greenroom.providers.scripted import ScriptedModel
 from greenroom_priors import MemoryStore, PriorsConfig, PriorsPlugin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # for priors_testutil

@@ -11,7 +11,7 @@ from priors_testutil import alpha, beta  # this script's folder is first on sys.
 from greenroom import AgentConfig, Runtime
 from greenroom.models import ModelRequest
 from greenroom.plugins import make_plugin_host
-from greenroom.scripted import PolicyModel
+from greenroom.providers.scripted import PolicyModel
 from greenroom_priors import PriorsConfig, PriorsPlugin
 
 

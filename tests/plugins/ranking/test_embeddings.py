@@ -158,8 +158,8 @@ async def test_tool_search_in_a_run_uses_the_hybrid_preset(home: Path) -> None:
     worker thread) and the paraphrased tool comes back with its schema."""
     from greenroom.config import AgentConfig
     from greenroom.plugins import make_plugin_host
+    from greenroom.providers.scripted import ScriptedModel
     from greenroom.runtime import Runtime
-    from greenroom.scripted import ScriptedModel
     from greenroom.tools import CatalogTool
     from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
 

@@ -13,8 +13,8 @@ from gr_testutil import EXAMPLES
 
 from greenroom import SearchQuery, ToolDescriptor
 from greenroom.plugins import make_plugin_host
+from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
-from greenroom.scripted import ScriptedModel
 from greenroom.tools import FunctionTool
 
 DIST = "greenroom-group-boost"

@@ -1,99 +1,19 @@
-"""Tools: what the model sees and calls.
-
-A tool is a descriptor (name, description, JSON Schema of its parameters) plus an async
-``execute(args, ctx)``. Tools see only their arguments and a small ``ToolCallContext``;
-they cannot reach other tools, plugins or runtime state.
-"""
+"""Tools made from Python functions: the ``@tool`` decorator and ``FunctionTool``."""
 
 from __future__ import annotations
 
 import enum
 import functools
 import inspect
-import json
-import logging
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 import anyio.to_thread
 import attrs
 
-from greenroom.schema import parse_docstring, schema_for_signature
-
-Deferrable = Literal["never", "automatic", "always"]
-"""A tool owner's word on deferral: ``never`` keeps the full schema, ``always`` defers
-even below the activation thresholds, ``automatic`` leaves it to the placement rules."""
-
-
-@attrs.frozen
-class ToolDescriptor:
-    """What the model is told about a tool."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any] = attrs.field(factory=lambda: {"type": "object"})
-    group: str | None = None
-    deferrable: Deferrable = "automatic"
-
-    def to_json(self) -> dict[str, Any]:
-        """The provider-neutral function definition: description, name, parameters."""
-        return {"description": self.description, "name": self.name, "parameters": dict(self.parameters)}
-
-
-@attrs.frozen
-class ToolResult:
-    """What a tool call produced, as the model will read it."""
-
-    content: str
-    is_error: bool = False
-    structured: Any = None
-
-    @classmethod
-    def error(cls, message: str) -> ToolResult:
-        return cls(content=message, is_error=True)
-
-    @classmethod
-    def from_value(cls, value: Any) -> ToolResult:
-        """Turn whatever a tool function returned into a result."""
-        if isinstance(value, ToolResult):
-            return value
-        if isinstance(value, str):
-            return cls(content=value)
-        if attrs.has(type(value)):
-            value = attrs.asdict(value)
-        try:
-            text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-        except (TypeError, ValueError):
-            text = repr(value)
-        return cls(content=text, structured=value)
-
-
-@attrs.frozen
-class ToolCallContext:
-    """All a tool may know about the call it serves."""
-
-    call_id: str
-    run_id: str
-    tool_name: str
-    logger: logging.Logger = attrs.field(factory=lambda: logging.getLogger("greenroom.tools"))
-
-
-@runtime_checkable
-class Tool(Protocol):
-    """The contract every tool meets.
-
-    ``timeout`` is in seconds (None: the agent's default). ``validate_args`` is optional:
-    when present it runs after the JSON Schema check and returns a list of problems.
-    """
-
-    @property
-    def descriptor(self) -> ToolDescriptor: ...
-
-    @property
-    def timeout(self) -> float | None: ...
-
-    async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> Any: ...
+from greenroom.tools.base import Deferrable, ToolCallContext, ToolDescriptor
+from greenroom.tools.schema import parse_docstring, schema_for_signature
 
 
 class FunctionTool:
@@ -203,30 +123,6 @@ def tool(
     if func is not None:
         return wrap(func)
     return wrap
-
-
-class CatalogTool:
-    """A descriptor without an implementation, read from a catalog file.
-
-    Catalog tools let a user inspect and benchmark a large catalog; calling one gives
-    the model a clear error instead of a crash.
-    """
-
-    timeout: float | None = None
-
-    def __init__(self, descriptor: ToolDescriptor, source: str) -> None:
-        self._descriptor = descriptor
-        self.source = source
-
-    @property
-    def descriptor(self) -> ToolDescriptor:
-        return self._descriptor
-
-    async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> Any:
-        return ToolResult.error(
-            f"tool {self._descriptor.name!r} comes from the catalog {self.source} and has no "
-            "implementation here; it can be searched and inspected but not executed"
-        )
 
 
 ToolFunc = Callable[..., Any | Awaitable[Any]]

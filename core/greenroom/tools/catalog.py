@@ -13,7 +13,32 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from greenroom.tools import CatalogTool, ToolDescriptor
+from greenroom.tools.base import ToolCallContext, ToolDescriptor, ToolResult
+
+
+class CatalogTool:
+    """A descriptor without an implementation, read from a catalog file.
+
+    Catalog tools let a user inspect and benchmark a large catalog; calling one gives
+    the model a clear error instead of a crash.
+    """
+
+    timeout: float | None = None
+
+    def __init__(self, descriptor: ToolDescriptor, source: str) -> None:
+        self._descriptor = descriptor
+        self.source = source
+
+    @property
+    def descriptor(self) -> ToolDescriptor:
+        return self._descriptor
+
+    async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> Any:
+        return ToolResult.error(
+            f"tool {self._descriptor.name!r} comes from the catalog {self.source} and has no "
+            "implementation here; it can be searched and inspected but not executed"
+        )
+
 
 _KEYS = {"name", "description", "parameters", "group", "deferrable", "annotations"}
 

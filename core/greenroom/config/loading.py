@@ -1,7 +1,7 @@
-"""Composing a runtime from TOML: loading, ``extends``, ``${ENV}``, validation, structuring.
+"""Loading a config file: TOML, ``extends``, ``${ENV}``, validation, structuring.
 
 Every error names the file that set the bad value, its dotted key path
-(``plugins.deferred-tools.rules[2].mode``) and what was expected. Each section is checked
+(``plugins.<name>.rules[2].mode``) and what was expected. Each section is checked
 against a JSON Schema (core's, or the plugin's) and then structured into frozen attrs
 classes by one cattrs converter that rejects unknown keys.
 """
@@ -12,15 +12,12 @@ import copy
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import attrs
 import cattrs
 import jsonschema
-
-from greenroom.schema import schema_for_attrs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -28,215 +25,19 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-class ConfigError(ValueError):
-    """A configuration problem: where it is and what was expected."""
-
-    def __init__(self, message: str, *, file: str | None = None, path: str = "") -> None:
-        self.file = file
-        self.path = path
-        self.message = message
-        where = ": ".join(p for p in (file or "", path) if p)
-        super().__init__(f"{where}: {message}" if where else message)
-
-
-@attrs.frozen
-class AgentConfig:
-    """The agent: who it is, which model drives it, and its limits.
-
-    Args:
-        id: Stable agent id; learned priors are kept per agent id.
-        model: Model reference ``provider:name`` (``scripted``, ``scripted:script.jsonl``,
-            ``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``).
-        system_prompt: The base system prompt.
-        max_steps: Model calls allowed per run.
-        tool_timeout: Default seconds a tool call may take.
-        max_concurrency: Tool calls run at once within one step.
-    """
-
-    id: str = "agent"
-    model: str = "scripted"
-    system_prompt: str = "You are a helpful assistant. Use tools when they help."
-    max_steps: int = attrs.field(default=20, validator=attrs.validators.ge(1))
-    tool_timeout: float = 60.0
-    max_concurrency: int = 8
-
-
-@attrs.frozen
-class McpServerConfig:
-    """One MCP server (stdio with ``command``, or streamable HTTP with ``url``).
-
-    Args:
-        name: Server name; tools are named ``<name>__<tool>`` unless naming says otherwise.
-        command: Executable for a stdio server.
-        args: Arguments for the command.
-        env: Environment for the server process (values may use ``${VAR}``).
-        url: Endpoint of a streamable-HTTP server.
-        headers: HTTP headers (values may use ``${VAR}``).
-        naming: ``prefixed`` (server__tool) or ``bare`` (the tool's own name when unambiguous).
-        description: One line describing the server's group.
-        defer: Whether the server's tools start deferred as one group.
-        start: ``lazy`` (when first needed) or ``eager`` (when the runtime starts).
-        timeout: Seconds for one tool call.
-        connect_timeout: Seconds to start the server and list its tools.
-    """
-
-    name: str
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: dict[str, str] = attrs.field(factory=dict)
-    url: str | None = None
-    headers: dict[str, str] = attrs.field(factory=dict)
-    naming: Literal["prefixed", "bare"] = "prefixed"
-    description: str | None = None
-    defer: bool = True
-    start: Literal["lazy", "eager"] = "lazy"
-    timeout: float = 30.0
-    connect_timeout: float = 30.0
-
-
-@attrs.frozen
-class GroupConfig:
-    """A group of tools loaded on demand by a Python loader.
-
-    Args:
-        id: Group id the model passes to load_tools (e.g. ``billing``).
-        loader: Import reference ``package.module:function`` (or ``file.py:function``); the
-            function (sync or async) returns the group's tools.
-        name: Display name (default: the id).
-        description: One line for the catalog.
-        tools: Tool names for the catalog before the loader has run (optional).
-        catalog: A JSON/JSONL catalog with the tools' descriptors, so search can find them
-            before loading (optional; relative to the config).
-        defer: Whether the group's tools start deferred.
-    """
-
-    id: str
-    loader: str
-    name: str | None = None
-    description: str = ""
-    tools: tuple[str, ...] = ()
-    catalog: str | None = None
-    defer: bool = True
-
-
-@attrs.frozen
-class ToolsConfig:
-    """Where the agent's tools come from.
-
-    Args:
-        python: Import references ``package.module:attr`` naming a tool, a list of tools,
-            or a function to wrap as a tool.
-        catalogs: JSON or JSONL catalog files (descriptor-only tools), relative to the config.
-        mcp: MCP servers.
-        groups: Tool groups behind Python loaders.
-    """
-
-    python: tuple[str, ...] = ()
-    catalogs: tuple[str, ...] = ()
-    mcp: tuple[McpServerConfig, ...] = ()
-    groups: tuple[GroupConfig, ...] = ()
-
-
-@attrs.frozen
-class PluginsConfig:
-    """Which plugins run.
-
-    Args:
-        enable: Plugins to turn on (needed for opt-in plugins, and for all plugins when
-            GREENROOM_DISABLE_PLUGIN_AUTOLOAD is set).
-        disable: Plugins to turn off.
-    """
-
-    enable: tuple[str, ...] = ()
-    disable: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class SessionConfig:
-    """Session persistence.
-
-    Args:
-        dir: Folder for saved sessions (default: the user's state directory).
-    """
-
-    dir: str | None = None
-
-
-@attrs.frozen
-class RuntimeConfig:
-    """A whole composed runtime (plugin sections are kept by plugin name)."""
-
-    agent: AgentConfig = AgentConfig()
-    model: dict[str, Any] = attrs.field(factory=dict)
-    tools: ToolsConfig = ToolsConfig()
-    plugins: PluginsConfig = PluginsConfig()
-    session: SessionConfig = SessionConfig()
-    plugin_sections: dict[str, dict[str, Any]] = attrs.field(factory=dict)
-    base_dir: str = "."
-    files: tuple[str, ...] = ()
-    origins: dict[str, str] = attrs.field(factory=dict, eq=False, repr=False)
-
-    def origin(self, path: str) -> str | None:
-        return find_origin(self.origins, path)
-
-
-def make_converter() -> cattrs.Converter:
-    """The one converter: unknown keys are errors, tuples come from lists."""
-    conv = cattrs.Converter(forbid_extra_keys=True)
-    return conv
-
-
-converter = make_converter()
-
-_CORE_KEYS = ("agent", "model", "tools", "plugins", "session", "extends")
-_PLUGIN_META_KEYS = ("enable", "disable")
-
-
-def core_schema() -> dict[str, Any]:
-    """The JSON Schema of everything in a config file that is not a plugin section."""
-    return {
-        "type": "object",
-        "properties": {
-            "extends": {
-                "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
-                "description": "Base config file(s), relative to this file.",
-            },
-            "agent": schema_for_attrs(AgentConfig),
-            "model": {"type": "object", "description": "Options passed to the model provider."},
-            "tools": schema_for_attrs(ToolsConfig),
-            "plugins": {
-                "type": "object",
-                "properties": schema_for_attrs(PluginsConfig)["properties"],
-                "additionalProperties": {"type": "object"},
-            },
-            "session": schema_for_attrs(SessionConfig),
-        },
-        "additionalProperties": False,
-    }
-
-
-# ------------------------------------------------------------------------ paths
-
-
-def dotted(path: Sequence[Any]) -> str:
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out
-
-
-def find_origin(origins: Mapping[str, str], path: str) -> str | None:
-    """The file that set ``path`` (or its closest ancestor)."""
-    probe = path
-    while probe:
-        if probe in origins:
-            return origins[probe]
-        cut = max(probe.rfind("."), probe.rfind("["))
-        probe = probe[:cut] if cut > 0 else ""
-    return origins.get("")
+from greenroom.config.errors import ConfigError, ConfigErrors
+from greenroom.config.model import (
+    PLUGIN_META_KEYS,
+    AgentConfig,
+    PluginsConfig,
+    RuntimeConfig,
+    SessionConfig,
+    ToolsConfig,
+    converter,
+    core_schema,
+    dotted,
+    find_origin,
+)
 
 
 def _record_origins(value: Any, path: str, file: str, origins: dict[str, str]) -> None:
@@ -411,18 +212,6 @@ def _json_kind(value: Any) -> str:
     return type(value).__name__
 
 
-class ConfigErrors(ConfigError):
-    """Several configuration problems, reported together."""
-
-    def __init__(self, errors: Sequence[ConfigError]) -> None:
-        self.errors = list(errors)
-        first = self.errors[0]
-        super().__init__(first.message, file=first.file, path=first.path)
-
-    def __str__(self) -> str:
-        return "\n".join(str(ConfigError(e.message, file=e.file, path=e.path)) for e in self.errors)
-
-
 def structure(data: Any, cls: type, *, prefix: str, origins: Mapping[str, str]) -> Any:
     """Structure validated data into a config class; cattrs errors keep their paths."""
     try:
@@ -476,7 +265,7 @@ def load_config(
     merged = interpolate(merged, origins, env=env)
     errors = schema_errors(merged, core_schema(), "", origins)
     plugins_table = merged.get("plugins", {}) if isinstance(merged.get("plugins"), dict) else {}
-    sections = {k: v for k, v in plugins_table.items() if k not in _PLUGIN_META_KEYS}
+    sections = {k: v for k, v in plugins_table.items() if k not in PLUGIN_META_KEYS}
     broken = broken_plugins or {}
     if plugin_schemas is not None:
         for name, section in sections.items():
@@ -509,7 +298,7 @@ def load_config(
     if errors:
         raise ConfigErrors(errors)
     core = {k: v for k, v in merged.items() if k in ("agent", "tools", "session")}
-    core["plugins"] = {k: v for k, v in plugins_table.items() if k in _PLUGIN_META_KEYS}
+    core["plugins"] = {k: v for k, v in plugins_table.items() if k in PLUGIN_META_KEYS}
     agent = structure(core.get("agent", {}), AgentConfig, prefix="agent", origins=origins)
     tools = structure(core.get("tools", {}), ToolsConfig, prefix="tools", origins=origins)
     plugins = structure(core["plugins"], PluginsConfig, prefix="plugins", origins=origins)

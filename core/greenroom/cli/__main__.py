@@ -1,0 +1,5 @@
+"""``python -m greenroom.cli``."""
+
+from greenroom.cli.app import main
+
+main()

@@ -1,0 +1,56 @@
+"""``greenroom demo`` and ``greenroom bench``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from greenroom.cli.app import app, console, fail
+from greenroom.config import ConfigError
+
+
+@app.command("demo")
+def demo_cmd(
+    strategy: Annotated[str, typer.Option(help="dispatch (default) or inject.")] = "dispatch",
+    fresh: Annotated[bool, typer.Option("--fresh", help="Forget what earlier demo runs learned.")] = False,
+    trace: Annotated[Path | None, typer.Option("--trace", help="Write a JSONL trace of events.")] = None,
+) -> None:
+    """Offline demo: an agent with 191 tools finds and uses the few it needs."""
+    from greenroom.demo import run_demo
+
+    try:
+        run_demo(console, strategy=strategy, fresh=fresh, trace=trace)
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+bench_app = typer.Typer(help="Reproducible measurements.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+
+@bench_app.command("sessions")
+def bench_sessions(
+    catalog: Annotated[Path, typer.Option(help="Tool catalog (JSON/JSONL).")],
+    steps: Annotated[int, typer.Option(help="Model calls per session.")] = 30,
+    discoveries: Annotated[int, typer.Option(help="Tools discovered over the session.")] = 5,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N tools.")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    plot: Annotated[Path | None, typer.Option(help="Write a PNG of cumulative cost per step.")] = None,
+) -> None:
+    """Price one replayed session under each strategy, as providers bill it."""
+    from greenroom.bench import compare, load_tools, plot_cumulative, print_session_costs
+
+    try:
+        tools = load_tools(catalog, limit)
+    except Exception as exc:
+        fail(str(exc))
+    results = compare(tools, steps=steps, discoveries=discoveries)
+    if as_json:
+        typer.echo(json.dumps(results, indent=2))
+    else:
+        print_session_costs(console, f"{catalog.name} ({len(tools)} tools)", results)
+    if plot:
+        plot_cumulative(results, plot, title=f"{catalog.name}: {steps} steps, {discoveries} discoveries")

@@ -1,0 +1,5 @@
+"""Imports every core command module, so each registers its commands on the app."""
+
+from greenroom.cli import apps_cmd, config_cmd, plugins_cmd, run_cmd
+
+__all__ = ["apps_cmd", "config_cmd", "plugins_cmd", "run_cmd"]

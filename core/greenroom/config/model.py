@@ -1,0 +1,214 @@
+"""The configuration's shape: frozen attrs classes for every core section, the one
+cattrs converter, and the JSON Schema of everything that is not a plugin section."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+import cattrs
+
+from greenroom.tools.schema import schema_for_attrs
+
+if sys.version_info >= (3, 11):
+    pass
+else:  # pragma: no cover
+    pass
+
+
+def dotted(path: Sequence[Any]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def find_origin(origins: Mapping[str, str], path: str) -> str | None:
+    """The file that set ``path`` (or its closest ancestor)."""
+    probe = path
+    while probe:
+        if probe in origins:
+            return origins[probe]
+        cut = max(probe.rfind("."), probe.rfind("["))
+        probe = probe[:cut] if cut > 0 else ""
+    return origins.get("")
+
+
+@attrs.frozen
+class AgentConfig:
+    """The agent: who it is, which model drives it, and its limits.
+
+    Args:
+        id: Stable agent id; learned priors are kept per agent id.
+        model: Model reference ``provider:name`` (``scripted``, ``scripted:script.jsonl``,
+            ``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``).
+        system_prompt: The base system prompt.
+        max_steps: Model calls allowed per run.
+        tool_timeout: Default seconds a tool call may take.
+        max_concurrency: Tool calls run at once within one step.
+    """
+
+    id: str = "agent"
+    model: str = "scripted"
+    system_prompt: str = "You are a helpful assistant. Use tools when they help."
+    max_steps: int = attrs.field(default=20, validator=attrs.validators.ge(1))
+    tool_timeout: float = 60.0
+    max_concurrency: int = 8
+
+
+@attrs.frozen
+class McpServerConfig:
+    """One MCP server (stdio with ``command``, or streamable HTTP with ``url``).
+
+    Args:
+        name: Server name; tools are named ``<name>__<tool>`` unless naming says otherwise.
+        command: Executable for a stdio server.
+        args: Arguments for the command.
+        env: Environment for the server process (values may use ``${VAR}``).
+        url: Endpoint of a streamable-HTTP server.
+        headers: HTTP headers (values may use ``${VAR}``).
+        naming: ``prefixed`` (server__tool) or ``bare`` (the tool's own name when unambiguous).
+        description: One line describing the server's group.
+        defer: Whether the server's tools start deferred as one group.
+        start: ``lazy`` (when first needed) or ``eager`` (when the runtime starts).
+        timeout: Seconds for one tool call.
+        connect_timeout: Seconds to start the server and list its tools.
+    """
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = attrs.field(factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = attrs.field(factory=dict)
+    naming: Literal["prefixed", "bare"] = "prefixed"
+    description: str | None = None
+    defer: bool = True
+    start: Literal["lazy", "eager"] = "lazy"
+    timeout: float = 30.0
+    connect_timeout: float = 30.0
+
+
+@attrs.frozen
+class GroupConfig:
+    """A group of tools loaded on demand by a Python loader.
+
+    Args:
+        id: Group id the model passes to load_tools (e.g. ``billing``).
+        loader: Import reference ``package.module:function`` (or ``file.py:function``); the
+            function (sync or async) returns the group's tools.
+        name: Display name (default: the id).
+        description: One line for the catalog.
+        tools: Tool names for the catalog before the loader has run (optional).
+        catalog: A JSON/JSONL catalog with the tools' descriptors, so search can find them
+            before loading (optional; relative to the config).
+        defer: Whether the group's tools start deferred.
+    """
+
+    id: str
+    loader: str
+    name: str | None = None
+    description: str = ""
+    tools: tuple[str, ...] = ()
+    catalog: str | None = None
+    defer: bool = True
+
+
+@attrs.frozen
+class ToolsConfig:
+    """Where the agent's tools come from.
+
+    Args:
+        python: Import references ``package.module:attr`` naming a tool, a list of tools,
+            or a function to wrap as a tool.
+        catalogs: JSON or JSONL catalog files (descriptor-only tools), relative to the config.
+        mcp: MCP servers.
+        groups: Tool groups behind Python loaders.
+    """
+
+    python: tuple[str, ...] = ()
+    catalogs: tuple[str, ...] = ()
+    mcp: tuple[McpServerConfig, ...] = ()
+    groups: tuple[GroupConfig, ...] = ()
+
+
+@attrs.frozen
+class PluginsConfig:
+    """Which plugins run.
+
+    Args:
+        enable: Plugins to turn on (needed for opt-in plugins, and for all plugins when
+            GREENROOM_DISABLE_PLUGIN_AUTOLOAD is set).
+        disable: Plugins to turn off.
+    """
+
+    enable: tuple[str, ...] = ()
+    disable: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class SessionConfig:
+    """Session persistence.
+
+    Args:
+        dir: Folder for saved sessions (default: the user's state directory).
+    """
+
+    dir: str | None = None
+
+
+@attrs.frozen
+class RuntimeConfig:
+    """A whole composed runtime (plugin sections are kept by plugin name)."""
+
+    agent: AgentConfig = AgentConfig()
+    model: dict[str, Any] = attrs.field(factory=dict)
+    tools: ToolsConfig = ToolsConfig()
+    plugins: PluginsConfig = PluginsConfig()
+    session: SessionConfig = SessionConfig()
+    plugin_sections: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    base_dir: str = "."
+    files: tuple[str, ...] = ()
+    origins: dict[str, str] = attrs.field(factory=dict, eq=False, repr=False)
+
+    def origin(self, path: str) -> str | None:
+        return find_origin(self.origins, path)
+
+
+def make_converter() -> cattrs.Converter:
+    """The one converter: unknown keys are errors, tuples come from lists."""
+    conv = cattrs.Converter(forbid_extra_keys=True)
+    return conv
+
+
+converter = make_converter()
+
+PLUGIN_META_KEYS = ("enable", "disable")
+
+
+def core_schema() -> dict[str, Any]:
+    """The JSON Schema of everything in a config file that is not a plugin section."""
+    return {
+        "type": "object",
+        "properties": {
+            "extends": {
+                "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+                "description": "Base config file(s), relative to this file.",
+            },
+            "agent": schema_for_attrs(AgentConfig),
+            "model": {"type": "object", "description": "Options passed to the model provider."},
+            "tools": schema_for_attrs(ToolsConfig),
+            "plugins": {
+                "type": "object",
+                "properties": schema_for_attrs(PluginsConfig)["properties"],
+                "additionalProperties": {"type": "object"},
+            },
+            "session": schema_for_attrs(SessionConfig),
+        },
+        "additionalProperties": False,
+    }

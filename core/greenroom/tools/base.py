@@ -1,0 +1,89 @@
+"""What a tool is: its descriptor, its result, the context of one call, the protocol.
+
+A tool is a descriptor (name, description, JSON Schema of its parameters) plus an async
+``execute(args, ctx)``. Tools see only their arguments and a small ``ToolCallContext``;
+they cannot reach other tools, plugins or runtime state.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import attrs
+
+Deferrable = Literal["never", "automatic", "always"]
+"""A tool owner's word on deferral: ``never`` keeps the full schema, ``always`` defers
+even below the activation thresholds, ``automatic`` leaves it to the placement rules."""
+
+
+@attrs.frozen
+class ToolDescriptor:
+    """What the model is told about a tool."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = attrs.field(factory=lambda: {"type": "object"})
+    group: str | None = None
+    deferrable: Deferrable = "automatic"
+
+    def to_json(self) -> dict[str, Any]:
+        """The provider-neutral function definition: description, name, parameters."""
+        return {"description": self.description, "name": self.name, "parameters": dict(self.parameters)}
+
+
+@attrs.frozen
+class ToolResult:
+    """What a tool call produced, as the model will read it."""
+
+    content: str
+    is_error: bool = False
+    structured: Any = None
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        return cls(content=message, is_error=True)
+
+    @classmethod
+    def from_value(cls, value: Any) -> ToolResult:
+        """Turn whatever a tool function returned into a result."""
+        if isinstance(value, ToolResult):
+            return value
+        if isinstance(value, str):
+            return cls(content=value)
+        if attrs.has(type(value)):
+            value = attrs.asdict(value)
+        try:
+            text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = repr(value)
+        return cls(content=text, structured=value)
+
+
+@attrs.frozen
+class ToolCallContext:
+    """All a tool may know about the call it serves."""
+
+    call_id: str
+    run_id: str
+    tool_name: str
+    logger: logging.Logger = attrs.field(factory=lambda: logging.getLogger("greenroom.tools"))
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """The contract every tool meets.
+
+    ``timeout`` is in seconds (None: the agent's default). ``validate_args`` is optional:
+    when present it runs after the JSON Schema check and returns a list of problems.
+    """
+
+    @property
+    def descriptor(self) -> ToolDescriptor: ...
+
+    @property
+    def timeout(self) -> float | None: ...
+
+    async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> Any: ...
