@@ -104,10 +104,8 @@ def as_tools(obj: Any, ref: str) -> list[Tool]:
 
 
 def base_of(cfg: RuntimeConfig, where: str) -> Path:
-    """The folder relative paths at ``where`` are resolved against: that of the file that
-    set the value (a base config's paths keep working when another file extends it)."""
-    origin = cfg.origin(where)
-    return Path(origin).parent if origin else Path(cfg.base_dir)
+    """The folder relative paths at ``where`` resolve against (``RuntimeConfig.dir_of``)."""
+    return cfg.dir_of(where)
 
 
 def build_tools(cfg: RuntimeConfig) -> list[Tool]:

@@ -66,9 +66,9 @@ class Recorder:
                     event.prefix_hash,
                 )
             )
-        elif isinstance(event, ev.ToolDeferred):
-            self.deferred.append((event.step, event.tool, event.reason))
-        elif isinstance(event, ev.SearchPerformed):
+        elif event.kind == "defer":
+            self.deferred.append((getattr(event, "step", 0), getattr(event, "tool", ""), getattr(event, "reason", "")))
+        elif event.kind == "search":
             self.searches += 1
         elif isinstance(event, ev.ToolExecuted) and not event.is_error and event.tool != "ToolSearch":
             self.calls.append(event.tool)

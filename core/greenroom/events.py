@@ -1,6 +1,9 @@
 """Typed events for every phase, an in-process bus, and the JSONL trace writer.
 
-The same events feed logging, the CLI's live view, traces and the tests.
+The same events feed logging, the CLI's live view, traces and the tests. Plugins define
+events of their own by subclassing ``Event``: the trace writes any event through
+``to_json`` and the live view prints any event through ``describe`` and ``style``, so
+nothing here needs to know a plugin's events.
 """
 
 from __future__ import annotations
@@ -22,6 +25,15 @@ class Event:
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self, recurse=True)
+
+    def describe(self) -> str | None:
+        """One line of plain text for the live view; None keeps the event out of it."""
+        return None
+
+    @property
+    def style(self) -> str:
+        """The rich style of the live-view line (``"red"``, ``"dim"`` ...)."""
+        return ""
 
 
 @attrs.frozen
@@ -49,6 +61,17 @@ class RequestSent(Event):
     def total_tokens(self) -> int:
         return self.system_tokens + self.tools_tokens + self.messages_tokens
 
+    def describe(self) -> str:
+        return (
+            f"step {self.step} request: system {self.system_tokens:,} + tools {self.tools_tokens:,} "
+            f"({len(self.tool_names)} tools) + messages {self.messages_tokens:,} = {self.total_tokens:,} tokens  "
+            f"prefix {self.prefix_hash}"
+        )
+
+    @property
+    def style(self) -> str:
+        return "cyan"
+
 
 @attrs.frozen
 class ResponseReceived(Event):
@@ -61,6 +84,15 @@ class ResponseReceived(Event):
     text: str = ""
     tool_calls: tuple[dict[str, Any], ...] = ()
 
+    def describe(self) -> str | None:
+        if self.tool_calls:
+            return "\n".join(f"  model calls {c['name']} {short(c['arguments'])}" for c in self.tool_calls)
+        return f"  answer: {self.text}" if self.text else None
+
+    @property
+    def style(self) -> str:
+        return "" if self.tool_calls else "green"
+
 
 @attrs.frozen
 class ToolCallResolved(Event):
@@ -69,6 +101,9 @@ class ToolCallResolved(Event):
     call_id: str = ""
     requested: str = ""
     resolved: str = ""
+
+    def describe(self) -> str:
+        return f"  resolved {self.requested} -> {self.resolved}"
 
 
 @attrs.frozen
@@ -83,31 +118,12 @@ class ToolExecuted(Event):
     duration_ms: float = 0.0
     decided_by: str | None = None
 
+    def describe(self) -> str:
+        return f"  {'error' if self.is_error else 'ok'} {self.tool}: {short(self.content, 110)}"
 
-@attrs.frozen
-class SearchPerformed(Event):
-    kind: str = attrs.field(init=False, default="search")
-    step: int = 0
-    query: str = ""
-    mode: str = ""
-    results: tuple[tuple[str, float], ...] = ()
-    missing: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class ToolPromoted(Event):
-    kind: str = attrs.field(init=False, default="promote")
-    step: int = 0
-    tool: str = ""
-    reason: str = ""
-
-
-@attrs.frozen
-class ToolDeferred(Event):
-    kind: str = attrs.field(init=False, default="defer")
-    step: int = 0
-    tool: str = ""
-    reason: str = ""
+    @property
+    def style(self) -> str:
+        return "red" if self.is_error else ""
 
 
 @attrs.frozen
@@ -118,22 +134,12 @@ class GroupLoaded(Event):
     tools: tuple[str, ...] = ()
     error: str | None = None
 
+    def describe(self) -> str:
+        return f"  group load {self.group}: {self.error or f'{len(self.tools)} tools'}"
 
-@attrs.frozen
-class PriorsLoaded(Event):
-    kind: str = attrs.field(init=False, default="priors_load")
-    agent_id: str = ""
-    tools: int = 0
-    sessions: int = 0
-    source: str = ""
-
-
-@attrs.frozen
-class PriorsSaved(Event):
-    kind: str = attrs.field(init=False, default="priors_save")
-    agent_id: str = ""
-    tools: int = 0
-    sessions: int = 0
+    @property
+    def style(self) -> str:
+        return "red" if self.error else "magenta"
 
 
 @attrs.frozen
@@ -143,6 +149,13 @@ class PluginError(Event):
     distribution: str = ""
     hook: str = ""
     message: str = ""
+
+    def describe(self) -> str:
+        return f"plugin {self.plugin} failed in {self.hook}: {self.message}"
+
+    @property
+    def style(self) -> str:
+        return "red"
 
 
 @attrs.frozen
@@ -154,6 +167,13 @@ class PluginWarning(Event):
     hook: str = ""
     message: str = ""
 
+    def describe(self) -> str:
+        return f"plugin {self.plugin} ({self.hook}): {self.message}"
+
+    @property
+    def style(self) -> str:
+        return "yellow"
+
 
 @attrs.frozen
 class RunFinished(Event):
@@ -164,6 +184,13 @@ class RunFinished(Event):
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
+
+
+def short(value: Any, width: int = 90) -> str:
+    """``value`` as one line of at most ``width`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 Listener = Callable[[Event], None]

@@ -14,6 +14,7 @@ import importlib.metadata as md
 import inspect
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from types import ModuleType
 from typing import Any, ClassVar
 
 import attrs
@@ -46,6 +47,9 @@ class Plugin:
     name: ClassVar[str] = ""
     config_class: ClassVar[type] = NoConfig
     default_enabled: ClassVar[bool] = True
+    hookspecs: ClassVar[ModuleType | type | None] = None
+    """A module or class of ``@hookspec`` functions: hooks this plugin declares and calls
+    (``ctx.call_hook``) and other plugins implement, like pytest's ``pytest_addhooks``."""
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.config_class()
@@ -143,8 +147,15 @@ class PluginHost:
         self.records = list(records)
         self._dist: dict[str, str] = {r.name: r.label for r in records}
         self._async_hooks: dict[str, bool] = {}
+        self._spec_sources: list[ModuleType | type] = []
 
     # ---------------------------------------------------------------- registration
+    def add_hookspecs(self, specs: ModuleType | type) -> None:
+        """Declare a plugin's own hooks (once per module or class)."""
+        if specs not in self._spec_sources:
+            self._spec_sources.append(specs)
+            self.pm.add_hookspecs(specs)
+
     def register(self, plugin: object, name: str, distribution: str = "") -> None:
         if distribution:
             self._dist[name] = distribution
@@ -284,6 +295,12 @@ def make_plugin_host(
     recs = list(records) if records is not None else discover()
     select_enabled(recs, enable, disable)
     host = PluginHost(recs)
+    # every installed plugin's own hooks are known, enabled or not, so a plugin that
+    # implements another plugin's hook is valid whether or not that plugin is on
+    for cls in [r.cls for r in recs if r.cls is not None] + [type(p) for p in extra]:
+        specs = getattr(cls, "hookspecs", None)
+        if specs is not None:
+            host.add_hookspecs(specs)
     configs = configs or {}
     for r in recs:
         if not r.enabled or r.cls is None:

@@ -87,15 +87,19 @@ class Runtime:
         host.call_sync("greenroom_register_state", registry=self.registry)
         self.tools = ToolSet(tools)
         self.user_tool_names = frozenset(self.tools)
+        plugin_tools: set[str] = set()
         for contributed in host.call_sync("greenroom_tools", tools=self.tools, groups=self.groups):
             for t in contributed or ():
                 name = t.descriptor.name
+                plugin_tools.add(name)
                 if name in self.user_tool_names:
                     raise DuplicateToolError(
                         f"a plugin adds a tool named {name!r}, and one of the agent's tools has that name; "
                         'rename it (for an MCP server with naming = "bare", use naming = "prefixed")'
                     )
                 self.tools.add(t)
+        # tools a plugin contributed run with the run's context (``ToolCallContext.run``)
+        self.plugin_tool_names = frozenset(plugin_tools)
         self.profile_state = StateStore(self.registry, Scope.PROFILE)
         self.accounting = RequestAccounting()
         self._closers: list[Any] = []
@@ -231,7 +235,7 @@ class Runtime:
         try:
             await self.host.call("greenroom_run_end", ctx=ctx, outcome=outcome)
         finally:
-            ctx.session.last_snapshot = ctx.session.snapshot(ctx)
+            ctx._session.last_snapshot = ctx._session.snapshot(ctx)
             self.events.emit(
                 ev.RunFinished(
                     run_id=outcome.run_id,
@@ -251,14 +255,17 @@ class Runtime:
             ctx.step += 1
             ctx.usage.steps = ctx.step
             draft = RequestDraft(
-                system=list(system), tools=ctx.visible_descriptors(), messages=list(ctx.session.messages), step=ctx.step
+                system=list(system),
+                tools=ctx.visible_descriptors(),
+                messages=list(ctx._session.messages),
+                step=ctx.step,
             )
             await self.host.call("greenroom_before_inference", ctx=ctx, request=draft)
             request = draft.freeze()
             self.events.emit(self.describe_request(request))
             response = await self.model.complete(request)
             ctx.usage_total = ctx.usage_total + response.usage
-            ctx.session.messages.append(response.message)
+            ctx._session.messages.append(response.message)
             self.events.emit(
                 ev.ResponseReceived(
                     step=ctx.step,
@@ -281,7 +288,7 @@ class Runtime:
             if not response.tool_calls:
                 return RunOutcome(ctx.run_id, response.message.content, ctx.step, "final", ctx.usage_total)
             results = await self._execute_calls(ctx, response.tool_calls)
-            ctx.session.messages.extend(results)
+            ctx._session.messages.extend(results)
         return RunOutcome(ctx.run_id, "", ctx.step, "max_steps", ctx.usage_total)
 
     async def _execute_calls(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[Message]:
@@ -298,7 +305,7 @@ class Runtime:
                     tg.start_soon(one, i, call)
         except anyio.get_cancelled_exc_class():
             # keep what finished before the cancel; run() answers the rest
-            ctx.session.messages.extend(r for r in results if r is not None)
+            ctx._session.messages.extend(r for r in results if r is not None)
             raise
         return [r for r in results if r is not None]
 
@@ -377,6 +384,7 @@ class Runtime:
             run_id=ctx.run_id,
             tool_name=call.name,
             logger=logging.getLogger(f"greenroom.tools.{call.name}"),
+            run=ctx if call.name in self.plugin_tool_names else None,
         )
         try:
             with anyio.fail_after(timeout):

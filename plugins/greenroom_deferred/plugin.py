@@ -33,7 +33,7 @@ from greenroom import (
 )
 from greenroom import events as ev
 from greenroom.context import RunOutcome
-from greenroom.models import ModelResponse, RequestDraft, SystemSection, supports_native_tool_search
+from greenroom.models import ModelResponse, RequestDraft, SystemSection
 from greenroom.search import resolve_select
 from greenroom.state import StateRegistry
 from greenroom.tokens import compact_json, count_tokens
@@ -42,6 +42,7 @@ from greenroom.tools.groups import ToolGroup
 from greenroom.tools.toolset import ToolSet
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.costs import chars4_cost, cost
+from greenroom_deferred.events import SearchPerformed, ToolDeferred, ToolPromoted
 from greenroom_deferred.globs import matches
 from greenroom_deferred.listing import SECTION_KEY, first_line, render_listing
 from greenroom_deferred.retention import BetaState, breakeven, should_redefer
@@ -196,7 +197,7 @@ class DeferredToolsPlugin(Plugin):
 
     def _own_tools(self, ctx: RunContext) -> list[ToolDescriptor]:
         names = [SEARCH_TOOL, DISPATCH_TOOL] if self.strategy == "dispatch" else [SEARCH_TOOL]
-        if ctx.runtime.groups:
+        if ctx.groups:
             names.append(LOAD_TOOL)
         return [ctx.tools[n].descriptor for n in names if n in ctx.tools]
 
@@ -208,7 +209,7 @@ class DeferredToolsPlugin(Plugin):
             if d.name not in OWN_TOOLS:
                 out.append(d)
                 seen.add(d.name)
-        for g in ctx.runtime.groups.values():
+        for g in ctx.groups.values():
             for d in g.known:
                 if d.name not in seen and d.name not in ctx.hidden:
                     out.append(d)
@@ -218,7 +219,7 @@ class DeferredToolsPlugin(Plugin):
     def _descriptor(self, ctx: RunContext, name: str) -> ToolDescriptor | None:
         if name in ctx.tools:
             return ctx.tools[name].descriptor
-        for g in ctx.runtime.groups.values():
+        for g in ctx.groups.values():
             for d in g.known:
                 if d.name == name:
                     return d
@@ -232,7 +233,7 @@ class DeferredToolsPlugin(Plugin):
     def _place(self, ctx: RunContext, st: DeferralState) -> None:
         cfg = self.config
         catalog = self._catalog(ctx)
-        grouped = {d.name for g in ctx.runtime.groups.values() if g.defer for d in g.known}
+        grouped = {d.name for g in ctx.groups.values() if g.defer for d in g.known}
         modes: dict[str, Placement] = {}
         for d in catalog:
             if d.name in cfg.never_defer:
@@ -295,9 +296,9 @@ class DeferredToolsPlugin(Plugin):
         st.placed = True
 
     def _render(self, ctx: RunContext, st: DeferralState) -> str | None:
-        if not st.deferred() and not ctx.runtime.groups:
+        if not st.deferred() and not ctx.groups:
             return None
-        grouped = {d.name for g in ctx.runtime.groups.values() for d in g.known}
+        grouped = {d.name for g in ctx.groups.values() for d in g.known}
         deferred = [
             d
             for d in self._catalog(ctx)
@@ -311,7 +312,7 @@ class DeferredToolsPlugin(Plugin):
                 style=style,
                 strategy=self.strategy,
                 search_tool=SEARCH_TOOL,
-                groups=list(ctx.runtime.groups.values()),
+                groups=list(ctx.groups.values()),
             )
             # a listing over budget steps down to a smaller form rather than flood the prompt
             if not self.config.listing_budget or count_tokens(text) <= self.config.listing_budget:
@@ -323,7 +324,7 @@ class DeferredToolsPlugin(Plugin):
     def greenroom_run_start(self, ctx: RunContext) -> None:
         st = self._state(ctx)
         self._mode = self.config.strategy
-        if self._mode == "native" and not supports_native_tool_search(ctx.runtime.model):
+        if self._mode == "native" and not ctx.hosted_tool_search:
             self._mode = "dispatch"
             if st.strategy != "dispatch":  # once per session, not every run
                 ctx.emit(
@@ -331,7 +332,7 @@ class DeferredToolsPlugin(Plugin):
                         plugin=self.name,
                         hook="greenroom_run_start",
                         message=(
-                            f"strategy = native needs a model with hosted tool search; {ctx.runtime.model!r} "
+                            f"strategy = native needs a model with hosted tool search; {ctx.model_name} "
                             "has none, so deferred tools work as with strategy = dispatch"
                         ),
                     )
@@ -426,7 +427,7 @@ class DeferredToolsPlugin(Plugin):
                 idle = beta.idle_steps(st.step)
                 st.modes[name] = Placement("deferred", f"retention: idle {idle} steps, upper90 {beta.upper90:.4f}")
                 del st.retention[name]
-                ctx.emit(ev.ToolDeferred(step=ctx.step, tool=name, reason=st.modes[name].reason))
+                ctx.emit(ToolDeferred(step=ctx.step, tool=name, reason=st.modes[name].reason))
 
     @hookimpl
     def greenroom_after_inference(self, ctx: RunContext, response: ModelResponse) -> None:
@@ -434,7 +435,7 @@ class DeferredToolsPlugin(Plugin):
         for search in response.searches:
             # the provider searched on its side: report it like a ToolSearch call
             ctx.emit(
-                ev.SearchPerformed(
+                SearchPerformed(
                     step=ctx.step,
                     query=search.query,
                     mode="hosted" if search.error is None else f"hosted error {search.error}",
@@ -474,10 +475,10 @@ class DeferredToolsPlugin(Plugin):
             else:
                 target = ToolCall(call.id, name, None, json.dumps(args))
         if target.name not in ctx.tools and target.name not in ctx.hidden:
-            group = ctx.runtime.group_of(target.name)
+            group = ctx.group_of(target.name)
             if group is not None:
                 try:
-                    await ctx.runtime.load_group(group.id, ctx.step)
+                    await ctx.load_group(group.id)
                     self._state(ctx).expansion[group.id] = None
                 except Exception:
                     return target if target is not call else None
@@ -514,7 +515,7 @@ class DeferredToolsPlugin(Plugin):
             if self.strategy == "inject":
                 st.modes[name] = Placement("eager", f"promotion: {reason}")
                 st.retention[name] = BetaState.from_prior(self._prior(ctx, name), self.config.retention, st.step)
-            ctx.emit(ev.ToolPromoted(step=ctx.step, tool=name, reason=reason))
+            ctx.emit(ToolPromoted(step=ctx.step, tool=name, reason=reason))
 
     # ------------------------------------------------------------------ ToolSearch
     async def _search(self, ctx: RunContext, call: ToolCall) -> ToolResult:
@@ -536,7 +537,7 @@ class DeferredToolsPlugin(Plugin):
             results, _ = await ctx.search(query, deferred)
             scored = [(s.name, s.score) for s in results]
         ctx.emit(
-            ev.SearchPerformed(
+            SearchPerformed(
                 step=ctx.step, query=query.text, mode=query.mode, results=tuple(scored), missing=tuple(missing)
             )
         )
@@ -556,9 +557,7 @@ class DeferredToolsPlugin(Plugin):
     def _browse(self, ctx: RunContext, deferred: Sequence[ToolDescriptor], query: SearchQuery) -> ToolResult:
         names = sorted(deferred, key=lambda d: ((d.group or ""), d.name))
         shown = names[: self.config.browse_limit]
-        ctx.emit(
-            ev.SearchPerformed(step=ctx.step, query="", mode="browse", results=tuple((d.name, 0.0) for d in shown))
-        )
+        ctx.emit(SearchPerformed(step=ctx.step, query="", mode="browse", results=tuple((d.name, 0.0) for d in shown)))
         lines = [f"{len(deferred)} deferred tools. Search with keywords to load schemas."]
         lines += [f"{d.name} - {first_line(d.description, 80)}" for d in shown]
         if len(names) > len(shown):
@@ -582,12 +581,12 @@ class DeferredToolsPlugin(Plugin):
         out: dict[str, Any] = {"error": None, "expanded": False, "group_id": group_id, "remaining": 0, "tool_names": []}
         if self.strategy == "dispatch":
             out["schemas"] = []
-        group = ctx.runtime.groups.get(group_id)
+        group = ctx.groups.get(group_id)
         if group is None:
-            out["error"] = f"unknown group {group_id!r}; available: {', '.join(sorted(ctx.runtime.groups))}"
+            out["error"] = f"unknown group {group_id!r}; available: {', '.join(sorted(ctx.groups))}"
             return ToolResult(compact_json(out), is_error=True)
         try:
-            tools = await ctx.runtime.load_group(group_id, ctx.step)
+            tools = await ctx.load_group(group_id)
         except Exception as exc:
             out["error"] = f"loading {group_id} failed: {type(exc).__name__}: {exc}"
             return ToolResult(compact_json(out), is_error=True)

@@ -18,11 +18,11 @@ from typing import Any
 import anyio.to_thread
 
 from greenroom import RunContext, RunOutcome, hookimpl
-from greenroom.compose import base_of
-from greenroom.events import PluginWarning, PriorsLoaded, PriorsSaved
+from greenroom.events import PluginWarning
 from greenroom.plugins import Plugin
 from greenroom.stores import ProfileStore, StoreError, StoreFactory
 from greenroom_priors.config import PriorsConfig, config_schema
+from greenroom_priors.events import PriorsLoaded, PriorsSaved
 from greenroom_priors.ewma import Observation, check_document, fold_document, probabilities
 from greenroom_priors.stores import absolutize, builtin_factories, describe, merge_factories, open_store
 
@@ -71,10 +71,8 @@ class PriorsPlugin(Plugin):
         url = self.config.store
         if url is None:
             return None
-        runtime_cfg = getattr(ctx.runtime, "config", None)
-        if runtime_cfg is None:  # built in Python, not from a file: nothing to be relative to
-            return absolutize(url, None)
-        return absolutize(url, base_of(runtime_cfg, STORE_KEY))
+        # None when built in Python, not from a file: nothing to be relative to
+        return absolutize(url, ctx.config_dir(STORE_KEY))
 
     def store(self, ctx: RunContext) -> ProfileStore:
         """The store for this runtime, opened once per URL and closed with the runtime."""
@@ -83,10 +81,10 @@ class PriorsPlugin(Plugin):
             cached = self._stores.get(url or "")
             if cached is not None:
                 return cached
-            factories = merge_factories(ctx.runtime.host.call_sync("greenroom_profile_stores"))
+            factories = merge_factories(ctx.call_hook("greenroom_profile_stores"))
             store = open_store(url, factories)
             self._stores[url or ""] = store
-        ctx.runtime.on_close(self._closer(url or ""))
+        ctx.on_close(self._closer(url or ""))
         return store
 
     def _closer(self, key: str) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import attrs
@@ -178,6 +179,12 @@ class RuntimeConfig:
 
     def origin(self, path: str) -> str | None:
         return find_origin(self.origins, path)
+
+    def dir_of(self, path: str) -> Path:
+        """The folder relative paths at ``path`` resolve against: that of the file that set
+        the value (a base config's paths keep working when another file extends it)."""
+        origin = self.origin(path)
+        return Path(origin).parent if origin else Path(self.base_dir)
 
 
 def make_converter() -> cattrs.Converter:

@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import attrs
+
+if TYPE_CHECKING:
+    from greenroom.context import RunContext
 
 Deferrable = Literal["never", "automatic", "always"]
 """A tool owner's word on deferral: ``never`` keeps the full schema, ``always`` defers
@@ -64,12 +67,18 @@ class ToolResult:
 
 @attrs.frozen
 class ToolCallContext:
-    """All a tool may know about the call it serves."""
+    """All a tool may know about the call it serves.
+
+    ``run`` is the run's ``RunContext``, given only to tools a plugin contributed (through
+    ``greenroom_tools``): such a tool, ToolSearch say, needs run state that user tools
+    never see. It is None for every other tool.
+    """
 
     call_id: str
     run_id: str
     tool_name: str
     logger: logging.Logger = attrs.field(factory=lambda: logging.getLogger("greenroom.tools"))
+    run: RunContext | None = attrs.field(default=None, repr=False)
 
 
 @runtime_checkable

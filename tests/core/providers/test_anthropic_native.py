@@ -35,6 +35,7 @@ from greenroom.providers.anthropic import AnthropicProvider, make_anthropic_mode
 from greenroom.runtime import Runtime
 from greenroom.tools import ToolDescriptor, tool
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
+from greenroom_deferred.events import SearchPerformed
 
 pytestmark = pytest.mark.anyio
 
@@ -313,7 +314,7 @@ async def test_native_strategy_end_to_end_with_a_saved_and_resumed_session(
     result = second.body["messages"][2]["content"][0]
     assert (result["tool_use_id"], result["content"], result["is_error"]) == ("toolu_02", "weather_get(Oslo)", False)
     assert st.discovered == ["weather_get"]
-    (searched,) = [e for e in events if isinstance(e, ev.SearchPerformed)]
+    (searched,) = [e for e in events if isinstance(e, SearchPerformed)]
     assert (searched.query, searched.mode, searched.results) == (
         "weather city forecast",
         "hosted",

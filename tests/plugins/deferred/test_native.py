@@ -20,6 +20,7 @@ from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
 from greenroom.tools.groups import ToolGroup
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
+from greenroom_deferred.events import SearchPerformed, ToolPromoted
 from greenroom_deferred.listing import SECTION_KEY
 
 pytestmark = pytest.mark.anyio
@@ -106,9 +107,9 @@ async def test_native_sends_every_visible_tool_and_marks_the_deferred_ones() -> 
     assert st.strategy == "native" and st.native_order == names
     assert st.discovered == ["weather_get"]
     assert [m.content for m in session.messages if m.role == "tool"] == ["weather_get:oslo"]
-    (searched,) = [e for e in events if isinstance(e, ev.SearchPerformed)]
+    (searched,) = [e for e in events if isinstance(e, SearchPerformed)]
     assert (searched.mode, searched.results) == ("hosted", (("weather_get", 1.0),))
-    (promoted,) = [e for e in events if isinstance(e, ev.ToolPromoted)]
+    (promoted,) = [e for e in events if isinstance(e, ToolPromoted)]
     assert promoted.reason == "hosted search 'q'"
     assert not [e for e in events if isinstance(e, ev.PluginWarning)]
     # the trace counts only the tools rendered into the prompt, and hashes the deferred set

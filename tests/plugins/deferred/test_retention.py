@@ -8,6 +8,7 @@ import pytest
 
 from greenroom import events as ev
 from greenroom_deferred import BetaState, DeferralState, DeferredConfig, DeferredToolsPlugin, RetentionConfig, breakeven
+from greenroom_deferred.events import ToolDeferred
 from greenroom_deferred.retention import should_redefer
 
 CFG = RetentionConfig()
@@ -85,7 +86,7 @@ async def test_inject_promotes_found_tools_then_re_defers_idle_ones(make_runtime
     st = s.state[DeferralState]
     assert st.modes["alpha_tool"].mode == "deferred"
     assert st.modes["alpha_tool"].reason.startswith("retention: idle")
-    (deferred,) = [e for e in events if isinstance(e, ev.ToolDeferred)]
+    (deferred,) = [e for e in events if isinstance(e, ToolDeferred)]
     # promoted at step 1, called at step 2, then idle: not before defer_after steps
     drop_step = next(i for i, names in enumerate(sent, 1) if i > 2 and "alpha_tool" not in names)
     assert drop_step - 2 >= plugin.config.retention.defer_after

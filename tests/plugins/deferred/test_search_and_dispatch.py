@@ -10,6 +10,7 @@ import pytest
 from greenroom import Decision, Plugin, ToolCall, hookimpl, tool
 from greenroom import events as ev
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
+from greenroom_deferred.events import SearchPerformed, ToolPromoted
 
 
 def make_tools() -> list[Any]:
@@ -76,7 +77,7 @@ async def test_keyword_search_returns_full_schemas_in_functions_block(make_runti
     assert first["parameters"]["required"] == ["id"]
     assert set(first) == {"description", "name", "parameters"}
     assert "deferred_tool_call(tool_name, arguments)" in lines[-1]
-    (searched,) = [e for e in events if isinstance(e, ev.SearchPerformed)]
+    (searched,) = [e for e in events if isinstance(e, SearchPerformed)]
     assert searched.results[0][0] == "weather_get"
 
 
@@ -190,7 +191,7 @@ async def test_calling_a_deferred_tool_without_search_works_and_counts_as_discov
     await s.run("x")
     assert results(s) == ['{"id": "r"}']
     assert s.state[DeferralState].discovered == ["github_list"]
-    assert any(isinstance(e, ev.ToolPromoted) and e.reason == "called without search" for e in events)
+    assert any(isinstance(e, ToolPromoted) and e.reason == "called without search" for e in events)
 
 
 @pytest.mark.anyio

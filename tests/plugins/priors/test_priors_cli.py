@@ -4,7 +4,6 @@ with --store and with --config."""
 from __future__ import annotations
 
 import json
-import types
 from pathlib import Path
 
 import pytest
@@ -147,7 +146,9 @@ def test_store_from_config_file_relative_to_it(app: typer.Typer, tmp_path: Path)
 
     rt = build_runtime(other / "agent.toml")
     plugin = rt.host.plugin("priors-persistence")
-    ctx = types.SimpleNamespace(runtime=rt)
+    from greenroom import RunContext
+
+    ctx = RunContext(rt, rt.session(), "r", "")
     assert plugin.store_url(ctx) == f"sqlite://{(cfg_dir / 'state' / 'learned.sqlite3').as_posix()}"  # type: ignore[arg-type]
 
 

@@ -12,9 +12,10 @@ import pytest
 from priors_testutil import SCRIPT_3_STEPS, Events
 
 from greenroom import Runtime
-from greenroom.events import PluginWarning, PriorsLoaded
+from greenroom.events import PluginWarning
 from greenroom.stores import StoreError
 from greenroom_priors import KEY, PostgresStore, PriorsConfig
+from greenroom_priors.events import PriorsLoaded
 
 pytestmark = pytest.mark.anyio
 
