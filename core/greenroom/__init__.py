@@ -97,7 +97,7 @@ _EXPORTS: dict[str, str] = {
     "Usage": "greenroom.models",
     "supports_native_tool_search": "greenroom.models",
     "Plugin": "greenroom.plugins",
-    "PluginHookError": "greenroom.plugins",
+    "PluginHookError": "greenroom.host",
     "hookimpl": "greenroom.plugins",
     "make_plugin_host": "greenroom.plugins",
     "public_url": "greenroom.redact",

@@ -31,6 +31,7 @@ from greenroom import events as ev
 from greenroom.accounting import RequestAccounting
 from greenroom.config import AgentConfig
 from greenroom.context import RunContext, RunOutcome
+from greenroom.host import PluginHookError, PluginHost
 from greenroom.models import (
     Message,
     Model,
@@ -41,7 +42,6 @@ from greenroom.models import (
     ToolCall,
     supports_native_tool_search,
 )
-from greenroom.plugins import PluginHookError, PluginHost
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
 from greenroom.session import Session, SessionError
 from greenroom.state import (

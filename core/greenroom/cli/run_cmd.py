@@ -12,8 +12,8 @@ import typer
 from greenroom import events as ev
 from greenroom.cli.app import app, console, err_console, fail
 from greenroom.config import ConfigError
+from greenroom.host import PluginHookError
 from greenroom.models import ModelError
-from greenroom.plugins import PluginHookError
 
 
 def _build(path: Path, **kw: Any) -> Any:
