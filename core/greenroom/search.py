@@ -1,9 +1,8 @@
 """Tool search vocabulary: the query grammar, scored results, and the keyword ranker.
 
-The ToolSearch grammar (``select:a,b``, ``+required words``, plain keywords, empty =
+The tool-search query grammar (``select:a,b``, ``+required words``, plain keywords, empty =
 browse) is parsed here once, so every ranker sees the same ``SearchQuery``. The keyword
-ranker is core's fallback; the search-ranking plugin adds BM25, embeddings and fusion
-through the ``greenroom_rank_tools`` / ``greenroom_search_tools`` hooks.
+ranker is core's fallback; ranking plugins add better rankers and fusion through the ``greenroom_rank_tools`` / ``greenroom_search_tools`` hooks.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ def normalize_term(term: str) -> str:
 
 @attrs.frozen
 class SearchQuery:
-    """A parsed ToolSearch query."""
+    """A parsed tool-search query."""
 
     text: str
     mode: QueryMode

@@ -2,8 +2,8 @@
 
 Plugins register attrs classes as state keys. Run-scoped state starts fresh at each run,
 session-scoped state lives as long as the session (and is saved with it), profile-scoped
-state belongs to the agent across sessions (a plugin such as priors-persistence loads and
-saves it). ``ToolUsage`` and ``ToolPriors`` are defined here so plugins cooperate without
+state belongs to the agent across sessions (a persistence plugin loads and saves
+it). ``ToolUsage`` and ``ToolPriors`` are defined here so plugins cooperate without
 importing each other.
 """
 

@@ -100,7 +100,7 @@ class GroupConfig:
     """A group of tools loaded on demand by a Python loader.
 
     Args:
-        id: Group id the model passes to load_tools (e.g. ``billing``).
+        id: Group id the model uses to load the group (e.g. ``billing``).
         loader: Import reference ``package.module:function`` (or ``file.py:function``); the
             function (sync or async) returns the group's tools.
         name: Display name (default: the id).

@@ -29,8 +29,8 @@ message. Usage: ``Usage.input_tokens`` is every input token of the request (Anth
 way OpenAI counts ``prompt_tokens``), ``cached_input_tokens`` the cache reads and
 ``cache_write_tokens`` the cache writes.
 
-Hosted tool search (``ModelRequest.deferred``, set by the deferred-tools plugin's
-``native`` strategy): the deferred tools are sent with ``"defer_loading": true`` after
+Hosted tool search (``ModelRequest.deferred``, set by a plugin that leaves the searching
+to the provider): the deferred tools are sent with ``"defer_loading": true`` after
 the others, preceded by the search tool (``tool_search_tool_bm25_20251119``, or the
 regex variant with ``[model] tool_search = "regex"``), which carries the tools
 breakpoint: deferred tools are not part of the rendered prefix, so the breakpoint sits
@@ -61,7 +61,9 @@ from greenroom.models import (
     Usage,
 )
 from greenroom.plugins import Plugin, hookimpl
-from greenroom.providers._common import SDKModel, ordered_system, paired_messages, parse_arguments, parse_options
+from greenroom.providers._common import SDKModel
+from greenroom.providers._messages import ordered_system, paired_messages, parse_arguments
+from greenroom.providers._options import parse_options
 from greenroom.providers.errors import ProviderResponseError
 from greenroom.tools import ToolDescriptor
 

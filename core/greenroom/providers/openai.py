@@ -32,14 +32,9 @@ from typing import Any
 from greenroom.config import ConfigError
 from greenroom.models import Message, Model, ModelRequest, ModelResponse, ToolCall, Usage
 from greenroom.plugins import Plugin, hookimpl
-from greenroom.providers._common import (
-    ProviderOptions,
-    SDKModel,
-    ordered_system,
-    paired_messages,
-    parse_arguments,
-    parse_options,
-)
+from greenroom.providers._common import SDKModel
+from greenroom.providers._messages import ordered_system, paired_messages, parse_arguments
+from greenroom.providers._options import ProviderOptions, parse_options
 from greenroom.providers.errors import ProviderResponseError
 from greenroom.tools import ToolDescriptor
 

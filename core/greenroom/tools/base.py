@@ -70,7 +70,7 @@ class ToolCallContext:
     """All a tool may know about the call it serves.
 
     ``run`` is the run's ``RunContext``, given only to tools a plugin contributed (through
-    ``greenroom_tools``): such a tool, ToolSearch say, needs run state that user tools
+    ``greenroom_tools``): such a tool, a tool search say, needs run state that user tools
     never see. It is None for every other tool.
     """
 
