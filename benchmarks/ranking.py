@@ -35,8 +35,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from greenroom_ranking.config import HYBRID_SETTINGS, RankingConfig
-from greenroom_ranking.embeddings import missing_extra
 from greenroom_ranking.evaluate import EvalResult, evaluate, load_queries, load_tools, relative
+from greenroom_ranking.extra import missing_extra
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = Path(os.environ.get("GREENROOM_DATASETS", ROOT.parent / "shared" / "datasets"))

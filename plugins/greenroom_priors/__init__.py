@@ -1,6 +1,8 @@
 """priors-persistence: per-agent tool priors learned across sessions (an EWMA of how
 often each tool is used), kept in a profile store (SQLite by default, PostgreSQL for a
-fleet) and loaded into ``greenroom.ToolPriors`` at the start of every run.
+fleet) and loaded into ``greenroom.ToolPriors`` at the start of every run. The profile-store
+contract (``ProfileStore``, ``StoreError``) and the ``greenroom_profile_stores`` hook that
+contributes stores belong to this plugin.
 """
 
 from greenroom_priors.config import PriorsConfig
@@ -13,7 +15,9 @@ from greenroom_priors.ewma import (
     fold_document,
     smoothing,
 )
-from greenroom_priors.plugin import KEY, PriorsPlugin
+from greenroom_priors.keys import KEY
+from greenroom_priors.plugin import PriorsPlugin
+from greenroom_priors.store import ProfileStore, StoreError, StoreFactory
 from greenroom_priors.stores import MemoryStore, PostgresStore, SqliteStore, default_url, open_store
 
 __all__ = [
@@ -25,7 +29,10 @@ __all__ = [
     "PostgresStore",
     "PriorsConfig",
     "PriorsPlugin",
+    "ProfileStore",
     "SqliteStore",
+    "StoreError",
+    "StoreFactory",
     "check_document",
     "default_url",
     "fold",

@@ -19,9 +19,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from greenroom.stores import ProfileStore, StoreError
-from greenroom_priors.ewma import DocumentError, check_document
-from greenroom_priors.plugin import KEY, STORE_KEY, utc_now
+from greenroom import make_plugin_host, write_json_atomic
+from greenroom_priors.ewma import DocumentError, check_document, utc_now
+from greenroom_priors.keys import KEY, NAME, STORE_KEY
+from greenroom_priors.store import ProfileStore, StoreError
 from greenroom_priors.stores import (
     absolutize,
     builtin_factories,
@@ -47,11 +48,9 @@ def _factories() -> dict[str, Any]:
     """Built-in stores, overridden or extended by any installed store plugin."""
     answers: list[Any] = []
     try:
-        from greenroom.plugins import make_plugin_host
-
         answers = list(make_plugin_host().call_sync("greenroom_profile_stores"))
     except Exception:
-        pass
+        pass  # a broken plugin set must not lock a user out of the built-in stores
     return merge_factories([*answers, builtin_factories()])
 
 
@@ -61,16 +60,16 @@ def resolve_url(store: str | None, config: Path | None) -> str:
     if store:
         return store
     if config is not None:
-        from greenroom.compose import base_of, load_runtime_config
-        from greenroom.config import ConfigError
+        # imported here: config loading is a few dozen ms that --help and --store never need
+        from greenroom import ConfigError, load_runtime_config
 
         try:
             cfg, _ = load_runtime_config(config)
         except ConfigError as exc:
             _fail(str(exc))
             raise  # unreachable; for the type checker
-        url = cfg.plugin_sections.get("priors-persistence", {}).get("store")
-        return absolutize(url, base_of(cfg, STORE_KEY)) if url else default_url()
+        url = cfg.plugin_sections.get(NAME, {}).get("store")
+        return absolutize(url, cfg.dir_of(STORE_KEY)) if url else default_url()
     return default_url()
 
 
@@ -189,8 +188,6 @@ def export(
     if file is None or str(file) == "-":
         sys.stdout.write(text)
     else:
-        from greenroom.storage import write_json_atomic
-
         write_json_atomic(file, {**doc, "agent": agent})
         typer.echo(f"exported {len(doc['tools'])} tool(s), {doc['sessions']} session(s) to {file}")
 

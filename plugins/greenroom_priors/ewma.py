@@ -13,6 +13,7 @@ was called) is folded in with ``p_new = (1 - l) * p_old + l * p_run`` where
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -156,6 +157,11 @@ def fold_document(
         tools[name]["calls"] += int(observation.counts.get(name, 0))
         tools[name]["last_used"] = now
     return {"format": FORMAT, "sessions": doc["sessions"] + 1, "updated": now, "tools": tools}
+
+
+def utc_now() -> str:
+    """A timestamp as documents record it (``updated``, ``last_used``): UTC, seconds, ``Z``."""
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def probabilities(doc: Mapping[str, Any]) -> dict[str, float]:

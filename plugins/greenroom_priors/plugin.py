@@ -8,40 +8,35 @@ no model step teach nothing and are not saved.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar
 
 import anyio.to_thread
 
-from greenroom import RunContext, RunOutcome, hookimpl
-from greenroom.events import PluginWarning
-from greenroom.plugins import Plugin
-from greenroom.stores import ProfileStore, StoreError, StoreFactory
+import greenroom_priors.hookspecs
+from greenroom import Plugin, PluginWarning, RunContext, RunOutcome, hookimpl
 from greenroom_priors.config import PriorsConfig, config_schema
 from greenroom_priors.events import PriorsLoaded, PriorsSaved
-from greenroom_priors.ewma import Observation, check_document, fold_document, probabilities
+from greenroom_priors.ewma import Observation, check_document, fold_document, probabilities, utc_now
+from greenroom_priors.keys import KEY, NAME, STORE_KEY
+from greenroom_priors.store import ProfileStore, StoreError, StoreFactory
 from greenroom_priors.stores import absolutize, builtin_factories, describe, merge_factories, open_store
 
 log = logging.getLogger("greenroom.priors")
 
-KEY = "tool_priors"  # the document key in a profile store
-STORE_KEY = "plugins.priors-persistence.store"  # where a config file sets the store URL
 RETRY_AFTER = 30.0  # seconds a store that failed at run start is left alone
-
-
-def utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 class PriorsPlugin(Plugin):
     """Per-agent tool priors, learned across sessions and kept in a profile store."""
 
-    name = "priors-persistence"
+    name = NAME
     config_class = PriorsConfig
+    hookspecs: ClassVar[ModuleType | type | None] = greenroom_priors.hookspecs
 
     def __init__(self, config: PriorsConfig | None = None) -> None:
         super().__init__(config)
@@ -62,6 +57,7 @@ class PriorsPlugin(Plugin):
 
     @hookimpl
     def greenroom_cli_commands(self, app: Any) -> None:
+        # imported here: the command's modules are not needed to run an agent
         from greenroom_priors.cli import priors_app
 
         app.add_typer(priors_app, name="priors")

@@ -3,10 +3,11 @@ ToolSearch, fused with any third-party ranker, boosted by learned usage priors, 
 ``greenroom rank eval``.
 """
 
+from greenroom_ranking.cache import CatalogCache
 from greenroom_ranking.config import BUILTIN_RANKERS, DEFAULT_RANKERS, HYBRID_SETTINGS, RankingConfig
+from greenroom_ranking.engine import RankingEngine
 from greenroom_ranking.fusion import CompositeRanking, cut, fuse, prior_boost, rrf, weighted
 from greenroom_ranking.plugin import SearchRankingPlugin
-from greenroom_ranking.rankers import CatalogCache
 
 __all__ = [
     "BUILTIN_RANKERS",
@@ -15,6 +16,7 @@ __all__ = [
     "CatalogCache",
     "CompositeRanking",
     "RankingConfig",
+    "RankingEngine",
     "SearchRankingPlugin",
     "cut",
     "fuse",

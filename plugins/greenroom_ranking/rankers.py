@@ -1,77 +1,22 @@
-"""Built-in rankers and the per-catalog index cache.
+"""The built-in rankers: keyword, bm25, bm25-plain and (with the extra) embedding.
 
-A ranker is built once over a catalog (``build``), then answers queries against that
-index (``IndexedRanker.search``) for any subset of it: the candidates of one search are
-passed as a boolean mask, so promoting a tool or hiding one never rebuilds an index; only
-a catalog that gains or changes tools (a group loads) does. ``CatalogCache`` owns that
-decision and counts builds.
+Each ranker is a builder that turns a catalog into an ``Index``; ``BUILDERS`` names them
+for the config's ``rankers`` list. The lexical ones live here, the embedding one in
+``embeddings``.
 """
 
 from __future__ import annotations
 
-import operator
-import threading
-import time
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import numpy as np
 
-from greenroom.search import ScoredTool, SearchQuery, normalize_term, passes_required, top_band
-from greenroom.tools import ToolDescriptor
+from greenroom import ScoredTool, SearchQuery, ToolDescriptor, normalize_term, top_band
 from greenroom_ranking.config import RankingConfig
-from greenroom_ranking.text import analyze, stop_words, tool_document
-
-
-class Index(Protocol):
-    """One ranker's index over a catalog."""
-
-    def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
-        """Scored tools (score > 0), best first, ties by name, at most ``depth``; only
-        positions where ``allowed`` is true (None: all) and tools passing ``+required``."""
-        ...
-
-
-Builder = Callable[[Sequence[ToolDescriptor], RankingConfig], Index]
-
-
-# ----------------------------------------------------------------------------- helpers
-
-
-def required_mask(tools: Sequence[ToolDescriptor], query: SearchQuery, allowed: np.ndarray | None) -> np.ndarray | None:
-    """Combine the candidate mask with ``+required`` terms (checked only where allowed)."""
-    if not query.required:
-        return allowed
-    mask = np.zeros(len(tools), dtype=bool)
-    positions = range(len(tools)) if allowed is None else np.flatnonzero(allowed)
-    for i in positions:
-        if passes_required(tools[int(i)], query.required):
-            mask[int(i)] = True
-    return mask
-
-
-def name_ranks(names: Sequence[str]) -> np.ndarray:
-    """Each name's position in sorted order, so ties can be broken by name in numpy."""
-    ranks = np.empty(len(names), dtype=np.int64)
-    if names:
-        ranks[np.argsort(np.asarray(names, dtype=str), kind="stable")] = np.arange(len(names))
-    return ranks
-
-
-def top_scored(
-    names: Sequence[str], scores: np.ndarray, depth: int, ranks: np.ndarray | None = None
-) -> list[ScoredTool]:
-    """The best ``depth`` positive scores as ScoredTool: best first, ties broken by name
-    (``ranks`` from ``name_ranks``), as ``greenroom.search.sort_scored`` orders them."""
-    positive = np.flatnonzero(scores > 0)
-    if positive.size == 0:
-        return []
-    if ranks is None:
-        ranks = name_ranks(names)
-    order = positive[np.lexsort((ranks[positive], -scores[positive]))[:depth]]
-    return [ScoredTool(names[int(i)], float(scores[int(i)])) for i in order]
-
+from greenroom_ranking.index import Builder, Index, name_ranks, required_mask, top_scored
+from greenroom_ranking.text import analyze, stemmer, stop_words, tool_document
 
 # ----------------------------------------------------------------------------- keyword
 
@@ -258,28 +203,22 @@ class PlainBM25Index(BM25Index):
 def _plain_tokens(text: str) -> list[str]:
     import bm25s
 
-    from greenroom_ranking.text import _stemmer
-
-    out = bm25s.tokenize([text], stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False)
+    out = bm25s.tokenize([text], stopwords="en", stemmer=stemmer(), return_ids=False, show_progress=False)
     return list(out[0]) if out else []
 
 
 def build_plain_bm25(tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
     import bm25s
 
-    from greenroom_ranking.text import _stemmer
-
     texts = [f"{t.name} {t.description}" for t in tools]
-    docs = bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False)
+    docs = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer(), return_ids=False, show_progress=False)
     docs = [list(d) or [""] for d in docs]
     return PlainBM25Index([t.name for t in tools], list(tools), _bm25(docs, config.bm25_k1, config.bm25_b))
 
 
-# ----------------------------------------------------------------------------- registry
-
-
 def build_embedding(tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
-    # imported on use: the embeddings module builds on this one's helpers
+    # imported on first use: a runtime with lexical rankers only never pays for the
+    # embedding module and what it loads (tens of ms at every start)
     from greenroom_ranking.embeddings import build_embedding as build
 
     return build(tools, config)
@@ -291,98 +230,3 @@ BUILDERS: dict[str, Builder] = {
     "bm25-plain": build_plain_bm25,
     "embedding": build_embedding,
 }
-
-
-# ----------------------------------------------------------------------------- cache
-
-
-@attrs.define
-class Catalog:
-    """The tools one generation of indexes was built over."""
-
-    tools: tuple[ToolDescriptor, ...]
-    position: dict[str, int]
-    indexes: dict[str, Index] = attrs.field(factory=dict)
-
-
-@attrs.define
-class View:
-    """One search's candidates, located in a catalog."""
-
-    catalog: Catalog
-    allowed: np.ndarray | None  # None: every catalog tool is a candidate
-    by_name: dict[str, ToolDescriptor]
-
-
-class CatalogCache:
-    """Indexes built once per catalog and reused for every query over it or a subset.
-
-    The catalog grows to the union of the candidate sets seen (so a subset, e.g. the
-    tools still deferred, reuses it through a mask), and is rebuilt from the current
-    candidates when a tool changes or when stale tools would make up more than half of it.
-    ``builds`` counts index builds per ranker; ``build_seconds`` times them.
-    """
-
-    def __init__(self, config: RankingConfig) -> None:
-        self.config = config
-        self.builds: dict[str, int] = {}
-        self.build_seconds: dict[str, float] = {}
-        self._catalog: Catalog | None = None
-        self._last: list[ToolDescriptor] | None = None
-        self._last_view: View | None = None
-        self._lock = threading.RLock()
-
-    def view(self, candidates: Sequence[ToolDescriptor]) -> View:
-        with self._lock:
-            last = self._last
-            if (
-                last is not None
-                and self._last_view is not None
-                and len(last) == len(candidates)
-                and all(map(operator.is_, last, candidates))
-            ):
-                return self._last_view
-            view = self._locate(candidates)
-            self._last, self._last_view = list(candidates), view
-            return view
-
-    def _locate(self, candidates: Sequence[ToolDescriptor]) -> View:
-        by_name = {d.name: d for d in candidates}
-        cat = self._catalog
-        if cat is not None:
-            pos = cat.position
-            fits = all(
-                (i := pos.get(d.name)) is not None and (cat.tools[i] is d or cat.tools[i] == d) for d in candidates
-            )
-            if fits:
-                return View(cat, self._mask(cat, by_name), by_name)
-            keep = [t for t in cat.tools if t.name not in by_name]
-            merged = [*keep, *by_name.values()] if len(keep) <= len(by_name) else list(by_name.values())
-        else:
-            merged = list(by_name.values())
-        cat = Catalog(tuple(merged), {t.name: i for i, t in enumerate(merged)})
-        self._catalog = cat
-        return View(cat, self._mask(cat, by_name), by_name)
-
-    @staticmethod
-    def _mask(cat: Catalog, by_name: dict[str, ToolDescriptor]) -> np.ndarray | None:
-        if len(by_name) == len(cat.tools):
-            return None
-        mask = np.zeros(len(cat.tools), dtype=bool)
-        mask[[cat.position[n] for n in by_name]] = True
-        return mask
-
-    def index(self, catalog: Catalog, ranker: str) -> Index:
-        """The ranker's index over the catalog, built on first use."""
-        with self._lock:
-            idx = catalog.indexes.get(ranker)
-            if idx is None:
-                builder = BUILDERS.get(ranker)
-                if builder is None:
-                    raise KeyError(f"unknown ranker {ranker!r}")
-                start = time.perf_counter()
-                idx = builder(catalog.tools, self.config)
-                self.build_seconds[ranker] = self.build_seconds.get(ranker, 0.0) + time.perf_counter() - start
-                self.builds[ranker] = self.builds.get(ranker, 0) + 1
-                catalog.indexes[ranker] = idx
-            return idx

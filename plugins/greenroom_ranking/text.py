@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from greenroom.tools import ToolDescriptor
+from greenroom import ToolDescriptor
 
 # camelCase / PascalCase / acronym boundaries: "getHTTPResponse2" -> get HTTP Response 2
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -115,7 +115,7 @@ def stop_words() -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _stemmer() -> Any:
+def stemmer() -> Any:
     import Stemmer
 
     return Stemmer.Stemmer("english")
@@ -141,7 +141,7 @@ def analyze(text: str, *, stem: bool = True) -> list[str]:
     stop = stop_words()
     toks = [w for w in words(text) if w not in stop and len(w) > 1]
     if stem and toks:
-        toks = list(_stemmer().stemWords(toks))
+        toks = list(stemmer().stemWords(toks))
     return toks
 
 

@@ -9,21 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from greenroom.storage import state_dir
-from greenroom.stores import ProfileStore, StoreError, StoreFactory
+from greenroom_priors.store import ProfileStore, StoreError, StoreFactory
 from greenroom_priors.stores.memory import MemoryStore
 from greenroom_priors.stores.postgres import PostgresStore
 from greenroom_priors.stores.sqlite import SqliteStore
-
-DEFAULT_FILE = "priors.sqlite3"
-
-
-def default_url() -> str:
-    """The default store: one SQLite file in greenroom's state directory."""
-    return "sqlite://" + (state_dir() / DEFAULT_FILE).resolve().as_posix()
+from greenroom_priors.stores.urls import default_url, describe, redact, scheme_of
 
 
 def builtin_factories() -> dict[str, StoreFactory]:
@@ -43,16 +34,6 @@ def merge_factories(answers: Iterable[Mapping[str, StoreFactory] | None]) -> dic
         for scheme, factory in (answer or {}).items():
             out.setdefault(scheme.lower(), factory)
     return out
-
-
-def scheme_of(url: str) -> str:
-    scheme, sep, _ = url.partition(":")
-    if not sep or not scheme:
-        raise StoreError(
-            f"store URL {url!r} has no scheme; expected e.g. sqlite:///path/priors.sqlite3, "
-            "postgresql://user@host/db or memory://"
-        )
-    return scheme.lower()
 
 
 def absolutize(url: str, base_dir: str | Path | None) -> str:
@@ -77,23 +58,6 @@ def open_store(url: str | None, factories: Mapping[str, StoreFactory]) -> Profil
             f"no profile store handles {scheme}:// URLs (available: {known}); install the plugin that provides it"
         )
     return factory(url)
-
-
-def redact(url: str) -> str:
-    """The URL with any password replaced, for messages and events."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = (parts.username or "") + ":***"
-    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
-
-
-def describe(store: Any) -> str:
-    return redact(str(getattr(store, "url", type(store).__name__)))
 
 
 __all__ = [

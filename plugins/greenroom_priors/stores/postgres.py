@@ -15,17 +15,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from greenroom.stores import StoreError
+from greenroom_priors.store import StoreError
+from greenroom_priors.stores.urls import redact
 
 TABLE = "greenroom_profiles"
 _LOCK_KEY = 0x67726D31  # advisory lock that serialises concurrent schema creation
 DEFAULT_CONNECT_TIMEOUT = 5
-
-
-def _redact(url: str) -> str:
-    from greenroom_priors.stores import redact
-
-    return redact(url)
 
 
 class PostgresStore:
@@ -56,7 +51,7 @@ class PostgresStore:
     # ------------------------------------------------------------------ connection
     def _error(self, exc: BaseException, doing: str) -> StoreError:
         return StoreError(
-            f"PostgreSQL profile store {_redact(self.url)}: cannot {doing}: {type(exc).__name__}: {str(exc).strip()}"
+            f"PostgreSQL profile store {redact(self.url)}: cannot {doing}: {type(exc).__name__}: {str(exc).strip()}"
         )
 
     def _connection(self) -> Any:
@@ -121,7 +116,7 @@ class PostgresStore:
             return None
         if not isinstance(row[0], dict):
             raise StoreError(
-                f"PostgreSQL profile store {_redact(self.url)}: the stored {key} of agent "
+                f"PostgreSQL profile store {redact(self.url)}: the stored {key} of agent "
                 f"{agent_id!r} is not a JSON object; reset it with: "
                 f"greenroom priors reset {agent_id} --store URL"
             )

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
-from greenroom.stores import StoreError
+from greenroom_priors.store import StoreError
+from greenroom_priors.stores.urls import default_url
 
 T = TypeVar("T")
 
@@ -72,9 +73,7 @@ class SqliteStore:
     @classmethod
     def from_url(cls, url: str) -> SqliteStore:
         path = cls.path_of(url)
-        if path is None:
-            from greenroom_priors.stores import default_url  # the default file
-
+        if path is None:  # a bare sqlite:// means the default file
             return cls.from_url(default_url())
         query = parse_qs(url.partition("?")[2])
         timeout = DEFAULT_TIMEOUT

@@ -13,9 +13,9 @@ from priors_testutil import SCRIPT_3_STEPS, Events
 
 from greenroom import Runtime
 from greenroom.events import PluginWarning
-from greenroom.stores import StoreError
 from greenroom_priors import KEY, PostgresStore, PriorsConfig
 from greenroom_priors.events import PriorsLoaded
+from greenroom_priors.store import StoreError
 
 pytestmark = pytest.mark.anyio
 

@@ -14,9 +14,9 @@ from priors_testutil import Events, call
 
 from greenroom import Plugin, PluginHookError, Runtime, ToolPriors, hookimpl
 from greenroom.events import PluginWarning
-from greenroom.stores import ProfileStore, StoreError
 from greenroom_priors import KEY, MemoryStore, PriorsConfig, PriorsPlugin, SqliteStore
 from greenroom_priors.events import PriorsLoaded, PriorsSaved
+from greenroom_priors.store import ProfileStore, StoreError
 from greenroom_priors.stores import absolutize
 
 pytestmark = pytest.mark.anyio

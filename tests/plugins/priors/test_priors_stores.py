@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from greenroom.stores import ProfileStore, StoreError
 from greenroom_priors import KEY, SqliteStore, open_store
+from greenroom_priors.store import ProfileStore, StoreError
 from greenroom_priors.stores import builtin_factories, redact
 from greenroom_priors.stores.sqlite import APPLICATION_ID
 

@@ -17,8 +17,9 @@ from gr_testutil import DATASETS
 
 from greenroom import ScoredTool, SearchQuery, ToolDescriptor
 from greenroom.config import ConfigError, structure_plugin_config
-from greenroom_ranking import HYBRID_SETTINGS, RankingConfig, SearchRankingPlugin
-from greenroom_ranking.embeddings import embedder, embedding_text, missing_extra
+from greenroom_ranking import HYBRID_SETTINGS, RankingConfig, RankingEngine, SearchRankingPlugin
+from greenroom_ranking.embeddings import embedder, embedding_text
+from greenroom_ranking.extra import missing_extra
 
 needs_extra = pytest.mark.skipif(
     missing_extra() is not None,
@@ -53,8 +54,8 @@ def metatool_tools(wanted: Sequence[str]) -> list[ToolDescriptor]:
     return out
 
 
-def embedding_only(**kw: object) -> SearchRankingPlugin:
-    return SearchRankingPlugin(RankingConfig(rankers=("embedding",), **kw))  # type: ignore[arg-type]
+def embedding_only(**kw: object) -> RankingEngine:
+    return RankingEngine(RankingConfig(rankers=("embedding",), **kw))  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -69,20 +70,20 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_embedding_finds_a_paraphrased_tool_that_bm25_misses(home: Path) -> None:
     tools = metatool_tools((GOLD, *NEIGHBOURS))
     query = SearchQuery.parse(PARAPHRASE, max_results=5)
-    assert GOLD not in names(SearchRankingPlugin(RankingConfig(rankers=("bm25-plain",))).search(query, tools))
-    assert GOLD not in names(SearchRankingPlugin().search(query, tools))
+    assert GOLD not in names(RankingEngine(RankingConfig(rankers=("bm25-plain",))).search(query, tools))
+    assert GOLD not in names(RankingEngine(RankingConfig()).search(query, tools))
     assert names(embedding_only().search(query, tools))[0] == GOLD
-    hybrid = SearchRankingPlugin(RankingConfig(**HYBRID_SETTINGS))
+    hybrid = RankingEngine(RankingConfig(**HYBRID_SETTINGS))
     assert GOLD in names(hybrid.search(query, tools))
 
 
 @needs_extra
 def test_embedding_ranker_honours_candidates_and_required_terms(home: Path) -> None:
     tools = metatool_tools((GOLD, *NEIGHBOURS))
-    plugin = embedding_only()
+    engine = embedding_only()
     subset = [t for t in tools if t.name != GOLD]
-    assert GOLD not in names(plugin.search(SearchQuery.parse(PARAPHRASE, 8), subset))
-    got = names(plugin.search(SearchQuery.parse(f"+music {PARAPHRASE}", 8), tools))
+    assert GOLD not in names(engine.search(SearchQuery.parse(PARAPHRASE, 8), subset))
+    got = names(engine.search(SearchQuery.parse(f"+music {PARAPHRASE}", 8), tools))
     assert got == ["MusicTool"]
 
 
@@ -102,20 +103,20 @@ def test_catalog_matrix_is_cached_on_disk_and_invalidated_by_a_changed_descripti
 
     # a restarted process: nothing remembered in memory, same catalog -> read from disk
     emb.forget()
-    plugin = embedding_only()
-    plugin.prepare(list(tools))
+    engine = embedding_only()
+    engine.prepare(list(tools))
     assert emb.texts_encoded == encoded + 3
     assert emb.disk_hits == hits + 1
     query = SearchQuery.parse("weather for tomorrow", 1)
-    assert names(plugin.search(query, tools)) == ["getWeatherForecast"]
+    assert names(engine.search(query, tools)) == ["getWeatherForecast"]
 
     # one description changes: a new key, and only that tool is embedded again
     changed = [*tools[:2], ToolDescriptor("translate_text", "Convert an amount between currencies")]
-    plugin = embedding_only()
-    plugin.prepare(changed)
+    engine = embedding_only()
+    engine.prepare(changed)
     assert emb.texts_encoded == encoded + 4
     assert len(list((home / "embeddings").glob("*.npy"))) == 2
-    assert names(plugin.search(SearchQuery.parse("exchange dollars to euros", 1), changed)) == ["translate_text"]
+    assert names(engine.search(SearchQuery.parse("exchange dollars to euros", 1), changed)) == ["translate_text"]
 
     # with the disk cache off nothing is written
     emb.forget()
@@ -146,9 +147,9 @@ def test_enabling_the_embedding_ranker_without_the_extra_is_a_config_error(monke
     assert "torch==2.13.0" in message
     # the default config never needs the extra
     assert structure_plugin_config("search-ranking", RankingConfig, {}, {}) == RankingConfig()
-    assert names(SearchRankingPlugin().search(SearchQuery.parse("weather"), [ToolDescriptor("weather", "w")])) == [
-        "weather"
-    ]
+    assert names(
+        RankingEngine(RankingConfig()).search(SearchQuery.parse("weather"), [ToolDescriptor("weather", "w")])
+    ) == ["weather"]
 
 
 @needs_extra

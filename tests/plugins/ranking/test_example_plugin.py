@@ -1,23 +1,33 @@
 """The example third-party ranker (examples/group_boost_ranker), installed with pip:
-it changes the ranking only when ``[plugins] enable`` names it."""
+it changes the ranking only when ``[plugins] enable`` names it.
+
+It is installed into a folder of its own, never into the shared environment, and used
+by a subprocess that has that folder on PYTHONPATH (entry points are found there).
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from gr_testutil import EXAMPLES
 
-from greenroom import SearchQuery, ToolDescriptor
-from greenroom.plugins import make_plugin_host
-from greenroom.providers.scripted import ScriptedModel
-from greenroom.runtime import Runtime
-from greenroom.tools import FunctionTool
-
 DIST = "greenroom-group-boost"
+
+# Ranks three tools of three groups for a query naming the "support" group, with and
+# without the plugin enabled, in the process that sees it installed.
+PROBE = """
+import json
+import anyio
+from greenroom import Runtime, SearchQuery, ToolDescriptor, FunctionTool, make_plugin_host
+from greenroom.plugins import discover
+from greenroom.providers.scripted import ScriptedModel
+
 CATALOG = [
     ToolDescriptor("create_invoice", "Create an invoice document", group="billing"),
     ToolDescriptor("create_page", "Create a page in the document store", group="docs"),
@@ -25,37 +35,61 @@ CATALOG = [
 ]
 
 
-def pip(*args: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check", *args], check=True, capture_output=True
-    )
-
-
-@pytest.fixture(scope="module")
-def installed() -> Iterator[None]:
-    pip("install", "--no-deps", "--no-build-isolation", str(EXAMPLES / "group_boost_ranker"))
-    try:
-        yield
-    finally:
-        pip("uninstall", "-y", DIST)
-        for leftover in ("build", "greenroom_group_boost.egg-info"):  # an in-tree build leaves these
-            shutil.rmtree(EXAMPLES / "group_boost_ranker" / leftover, ignore_errors=True)
-
-
-async def ranked(enable: list[str]) -> list[str]:
+async def ranked(enable):
     host = make_plugin_host(enable=enable, disable=["deferred-tools", "priors-persistence"])
     runtime = Runtime(model=ScriptedModel([]), tools=[FunctionTool(lambda: None, t) for t in CATALOG], host=host)
     results, _ = await runtime.search(SearchQuery.parse("create support document", max_results=3), CATALOG)
     return [s.name for s in results]
 
 
+record = next(r for r in discover() if r.name == "group-boost")
+print(json.dumps({
+    "distribution": record.distribution,
+    "enabled": make_plugin_host().pm.get_plugin("group-boost") is not None,
+    "without": anyio.run(ranked, []),
+    "with": anyio.run(ranked, ["group-boost"]),
+}))
+"""
+
+
+PIP_INSTALL = [
+    sys.executable,
+    "-m",
+    "pip",
+    "install",
+    "-q",
+    "--disable-pip-version-check",
+    "--no-deps",
+    "--no-build-isolation",
+]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("group-boost")
+    source = work / "src"
+    shutil.copytree(EXAMPLES / "group_boost_ranker", source)  # building in place would leave build/ behind
+    target = work / "site"
+    subprocess.run(
+        [*PIP_INSTALL, "--target", str(target), str(source)],
+        check=True,
+        capture_output=True,
+    )
+    return target
+
+
 @pytest.mark.slow
-@pytest.mark.anyio
-async def test_group_boost_changes_ranking_only_when_enabled(installed: None) -> None:
-    host = make_plugin_host()
-    record = next(r for r in host.records if r.name == "group-boost")
-    assert record.distribution == DIST and not record.enabled  # installed, opt-in
-    without = await ranked([])
-    with_it = await ranked(["group-boost"])
-    assert without[0] != "create_ticket"
-    assert with_it[0] == "create_ticket"  # "support" names the group of create_ticket
+def test_group_boost_changes_ranking_only_when_enabled(site: Path) -> None:
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["distribution"] == DIST and not got["enabled"]  # installed, opt-in
+    assert got["without"][0] != "create_ticket"
+    assert got["with"][0] == "create_ticket"  # "support" names the group of create_ticket

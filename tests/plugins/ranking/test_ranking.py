@@ -13,7 +13,7 @@ from greenroom import Plugin, Ranking, ScoredTool, SearchQuery, ToolDescriptor, 
 from greenroom.config import ConfigError, structure_plugin_config
 from greenroom.search import keyword_scores
 from greenroom.tools import FunctionTool
-from greenroom_ranking import CompositeRanking, RankingConfig, SearchRankingPlugin, fuse, prior_boost
+from greenroom_ranking import CompositeRanking, RankingConfig, RankingEngine, SearchRankingPlugin, fuse, prior_boost
 from greenroom_ranking.fusion import cut, shared_ranks
 from greenroom_ranking.rankers import KeywordIndex
 from greenroom_ranking.text import analyze, keywords_form, split_identifier
@@ -64,26 +64,26 @@ def test_keywords_form_keeps_first_content_words() -> None:
 
 
 def test_default_ranker_finds_tools_by_split_names_and_parameters() -> None:
-    plugin = SearchRankingPlugin()
-    assert names(plugin.search(q("weather forecast"), CATALOG))[0] == "getWeatherForecast"
-    assert names(plugin.search(q("open a pull request"), CATALOG))[0] == "github__create_pull_request"
+    engine = RankingEngine(RankingConfig())
+    assert names(engine.search(q("weather forecast"), CATALOG))[0] == "getWeatherForecast"
+    assert names(engine.search(q("open a pull request"), CATALOG))[0] == "github__create_pull_request"
     # "language" appears only in a parameter name of translate_text
-    assert names(plugin.search(q("target language", 1), CATALOG)) == ["translate_text"]
+    assert names(engine.search(q("target language", 1), CATALOG)) == ["translate_text"]
 
 
 def test_required_terms_filter_every_ranker() -> None:
-    plugin = SearchRankingPlugin()
-    got = names(plugin.search(q("+github issue"), CATALOG))
+    engine = RankingEngine(RankingConfig())
+    got = names(engine.search(q("+github issue"), CATALOG))
     assert got and all(n.startswith("github__") for n in got)
     # +required must be in name or description of each result, whatever the other words say
-    got = names(plugin.search(q("+email weather forecast city"), CATALOG))
+    got = names(engine.search(q("+email weather forecast city"), CATALOG))
     assert set(got) <= {"send_email", "search_email"} and got
-    assert plugin.search(q("+nonexistent weather"), CATALOG) == []
+    assert engine.search(q("+nonexistent weather"), CATALOG) == []
 
 
 def test_max_results_and_config_cap_are_honoured() -> None:
-    assert len(SearchRankingPlugin().search(q("github issue pull request", 2), CATALOG)) == 2
-    capped = SearchRankingPlugin(RankingConfig(max_results=1))
+    assert len(RankingEngine(RankingConfig()).search(q("github issue pull request", 2), CATALOG)) == 2
+    capped = RankingEngine(RankingConfig(max_results=1))
     assert len(capped.search(q("github issue pull request", 5), CATALOG)) == 1
 
 
@@ -91,8 +91,8 @@ def test_ties_are_broken_by_name_whatever_the_catalog_order() -> None:
     tools = [d(f"tool_{c}", "does the same thing") for c in "dbeac"]
     for ranker in ("keyword", "bm25", "bm25-plain"):
         for order in (tools, tools[::-1], random.Random(4).sample(tools, len(tools))):
-            plugin = SearchRankingPlugin(RankingConfig(rankers=(ranker,)))
-            assert names(plugin.search(q("same thing"), order)) == ["tool_a", "tool_b", "tool_c", "tool_d", "tool_e"]
+            engine = RankingEngine(RankingConfig(rankers=(ranker,)))
+            assert names(engine.search(q("same thing"), order)) == ["tool_a", "tool_b", "tool_c", "tool_d", "tool_e"]
 
 
 def test_keyword_index_matches_core_keyword_scores() -> None:
@@ -109,8 +109,8 @@ def test_keyword_index_matches_core_keyword_scores() -> None:
 
 
 def test_keyword_ranker_keeps_the_top_band() -> None:
-    plugin = SearchRankingPlugin(RankingConfig(rankers=("keyword",)))
-    got = plugin.search(q("create issue", 10), CATALOG)
+    engine = RankingEngine(RankingConfig(rankers=("keyword",)))
+    got = engine.search(q("create issue", 10), CATALOG)
     # create and issue both in the name (6) beat issue in the name only (3): half of 6 is 3
     assert got[0] == ScoredTool("github__create_issue", 6.0)
     assert all(s.score >= 3 for s in got)
@@ -170,23 +170,23 @@ async def test_select_and_browse_queries_are_left_to_the_caller() -> None:
 
 
 def test_indexes_are_built_once_per_catalog_not_per_query() -> None:
-    plugin = SearchRankingPlugin()
+    engine = RankingEngine(RankingConfig())
     for text in ("weather", "email", "pull request", "+github issue"):
-        plugin.search(q(text), list(CATALOG))  # a fresh list each time, like the runtime
-    assert plugin.cache.builds == {"keyword": 1, "bm25": 1}
+        engine.search(q(text), list(CATALOG))  # a fresh list each time, like the runtime
+    assert engine.cache.builds == {"keyword": 1, "bm25": 1}
     # a subset (tools still deferred, hidden tools removed) reuses the same index
     subset = CATALOG[2:]
-    assert "github__create_issue" not in names(plugin.search(q("create issue", 10), subset))
-    assert plugin.cache.builds == {"keyword": 1, "bm25": 1}
+    assert "github__create_issue" not in names(engine.search(q("create issue", 10), subset))
+    assert engine.cache.builds == {"keyword": 1, "bm25": 1}
     # a group loads: new tools, one rebuild, then reuse again
     grown = [*CATALOG, d("billing__refund", "Refund an invoice", "billing")]
-    assert names(plugin.search(q("refund invoice"), grown))[0] == "billing__refund"
-    plugin.search(q("invoice"), grown)
-    assert plugin.cache.builds == {"keyword": 2, "bm25": 2}
+    assert names(engine.search(q("refund invoice"), grown))[0] == "billing__refund"
+    engine.search(q("invoice"), grown)
+    assert engine.cache.builds == {"keyword": 2, "bm25": 2}
     # a tool whose description changed under the same name is re-indexed
     changed = [*CATALOG[:-1], d("translate_text", "Convert currencies")]
-    assert names(plugin.search(q("currencies", 1), changed)) == ["translate_text"]
-    assert plugin.cache.builds == {"keyword": 3, "bm25": 3}
+    assert names(engine.search(q("currencies", 1), changed)) == ["translate_text"]
+    assert engine.cache.builds == {"keyword": 3, "bm25": 3}
 
 
 # ----------------------------------------------------------------------------- hooks and host

@@ -1,8 +1,9 @@
 """The profile-store contract: per-agent documents with atomic read-modify-write.
 
 Stores are selected by URL (``sqlite:///path``, ``postgresql://...``, ``memory://``) and
-contributed through the ``greenroom_profile_stores`` hook, so a third-party store is one
-pip install away. The priors-persistence plugin is their main user.
+contributed through the ``greenroom_profile_stores`` hook this plugin declares
+(``greenroom_priors.hookspecs``), so a third-party store is one pip install away: it
+implements the hook and returns factories of objects with this shape.
 """
 
 from __future__ import annotations
@@ -39,3 +40,4 @@ class ProfileStore(Protocol):
 
 
 StoreFactory = Callable[[str], ProfileStore]
+"""Opens the store a URL names: ``factory("redis://host/0")``."""
