@@ -3,6 +3,7 @@ streamable-HTTP server), an isolated listing cache, and a way to find server pro
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import signal
@@ -33,6 +34,28 @@ def gr_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "gr-home"
     monkeypatch.setenv("GREENROOM_HOME", str(home))
     return home
+
+
+TOOL_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+
+
+@pytest.fixture
+def tool_schema() -> dict[str, Any]:
+    """The input schema every tool written by ``seed_cache`` has."""
+    return copy.deepcopy(TOOL_SCHEMA)
+
+
+@pytest.fixture
+def seed_cache() -> Callable[..., None]:
+    """``seed_cache(config, base_dir, tools, instructions=None)``: write a listing as an
+    earlier process would have, so nothing needs to start."""
+    from greenroom.mcp import McpListing, McpToolSpec, write_cached_listing
+
+    def seed(config: McpServerConfig, base_dir: Path, tools: list[str], instructions: str | None = None) -> None:
+        specs = tuple(McpToolSpec(name=t, description=f"The {t} tool.", input_schema=TOOL_SCHEMA) for t in tools)
+        write_cached_listing(config, base_dir, McpListing(tools=specs, instructions=instructions, listed_at=1.0))
+
+    return seed
 
 
 def make_time_config(name: str = "time", **kw: Any) -> McpServerConfig:

@@ -1,0 +1,75 @@
+"""Model-facing names for MCP tools: provider-safe, unique across servers, stable once given."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Iterable
+from typing import Literal
+
+log = logging.getLogger(__name__)
+
+# Tool names must satisfy the strictest provider rule (OpenAI, Anthropic: [A-Za-z0-9_-],
+# OpenAI: at most 64 characters).
+_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+_MAX_NAME = 64
+
+
+def safe_name(text: str) -> str:
+    """``text`` with every character a provider would reject replaced by ``_``."""
+    return _UNSAFE_NAME_CHARS.sub("_", text) or "_"
+
+
+def prefixed_name(server: str, tool: str) -> str:
+    return f"{safe_name(server)}__{safe_name(tool)}"
+
+
+def _fit(name: str) -> str:
+    """``name`` cut to the provider limit, with a hash of the whole name so that two long
+    names sharing a beginning stay distinct."""
+    if len(name) <= _MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: _MAX_NAME - 9]}_{digest}"
+
+
+class ToolNamer:
+    """Assigns model-facing names to MCP tools across servers.
+
+    ``prefixed`` servers give ``<server>__<tool>``. ``bare`` servers give the tool's own
+    name when no other tool (another server's, or a reserved name such as a Python tool)
+    has it; a colliding tool falls back to its prefixed name, with a warning. Names are
+    assigned once per (server, tool) and kept, so a re-listing never renames a tool.
+    """
+
+    def __init__(self, reserved: Iterable[str] = ()) -> None:
+        self._owner: dict[str, tuple[str, str] | None] = {n: None for n in reserved}
+        self._assigned: dict[tuple[str, str], str] = {}
+
+    def name(self, server: str, tool: str, naming: Literal["prefixed", "bare"]) -> str:
+        key = (server, tool)
+        got = self._assigned.get(key)
+        if got is not None:
+            return got
+        name = _fit(prefixed_name(server, tool))
+        if naming == "bare":
+            bare = _fit(safe_name(tool))
+            if bare in self._owner:
+                owner = self._owner[bare]
+                who = f"MCP server {owner[0]!r}" if owner else "another tool"
+                log.warning("MCP tool %r of server %r is named %r (%s has the bare name)", tool, server, name, who)
+            else:
+                name = bare
+        if name in self._owner and self._owner[name] != key:
+            # Two tools of one server that differ only in unsafe characters: keep both callable.
+            i = 2
+            while _fit(f"{name}_{i}") in self._owner:
+                i += 1
+            name = _fit(f"{name}_{i}")
+        self._owner[name] = key
+        self._assigned[key] = name
+        return name
+
+
+__all__ = ["ToolNamer", "prefixed_name", "safe_name"]

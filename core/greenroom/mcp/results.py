@@ -1,0 +1,52 @@
+"""An MCP tool result as the model will read it: one greenroom ``ToolResult``."""
+
+from __future__ import annotations
+
+import json
+
+from greenroom.mcp.sdk import mcp_types
+from greenroom.tools import ToolResult
+
+
+def to_tool_result(result: mcp_types.CallToolResult) -> ToolResult:
+    """An MCP tool result as the model will read it.
+
+    Text parts are joined; structured content is kept in ``structured`` (and rendered as
+    JSON when there is no text); images, audio and resources become short placeholders
+    (embedded text resources keep their text); ``isError`` becomes ``is_error``.
+    """
+    parts = [_describe(block) for block in result.content]
+    structured = result.structured_content
+    text = "\n".join(parts)
+    if not parts and structured is not None:
+        text = json.dumps(structured, sort_keys=True, ensure_ascii=False, default=str)
+    if not text and result.is_error:
+        text = "the tool reported an error without details"
+    return ToolResult(content=text, is_error=bool(result.is_error), structured=structured)
+
+
+def _describe(block: object) -> str:
+    """One content block as text: itself when it is text, else a short placeholder."""
+    if isinstance(block, mcp_types.TextContent):
+        return block.text
+    if isinstance(block, mcp_types.ImageContent):
+        return f"[image: {block.mime_type}, {_b64_size(block.data)} bytes]"
+    if isinstance(block, mcp_types.AudioContent):
+        return f"[audio: {block.mime_type}, {_b64_size(block.data)} bytes]"
+    if isinstance(block, mcp_types.ResourceLink):
+        label = block.title or block.name
+        return f"[resource link: {label} <{block.uri}>" + (f" ({block.mime_type})]" if block.mime_type else "]")
+    if isinstance(block, mcp_types.EmbeddedResource):
+        res = block.resource
+        mime = f" ({res.mime_type})" if res.mime_type else ""
+        if isinstance(res, mcp_types.TextResourceContents):
+            return f"[resource <{res.uri}>{mime}]\n{res.text}"
+        return f"[resource <{res.uri}>{mime}, {_b64_size(res.blob)} bytes]"
+    return f"[{getattr(block, 'type', type(block).__name__)} content]"  # a content type newer than this code
+
+
+def _b64_size(data: str) -> int:
+    return len(data) * 3 // 4 - data[-2:].count("=")
+
+
+__all__ = ["to_tool_result"]

@@ -1,0 +1,356 @@
+"""One MCP server's lifecycle: a long-lived session, started on first use, restarted after
+faults, and its tools as greenroom ``Tool`` objects.
+
+Faults never end a run: a crash, a hang (bounded by the server's ``timeout``) or a refused
+call becomes an error ``ToolResult``; a crashed or hung server is restarted on the next
+call, and a server that fails to start is retried after a growing back-off. Error
+messages name the server and its command or URL, never environment or header values.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from greenroom.config import McpServerConfig
+from greenroom.mcp.cache import read_cached_listing, write_cached_listing
+from greenroom.mcp.connection import Connection, list_server, run_session, start_failure_reason
+from greenroom.mcp.errors import McpError, McpStartError, describe_target
+from greenroom.mcp.host import CLOSE_TIMEOUT, McpHost
+from greenroom.mcp.listing import McpListing, McpToolSpec
+from greenroom.mcp.naming import ToolNamer
+from greenroom.mcp.results import to_tool_result
+from greenroom.mcp.sdk import MCPError, mcp_types
+from greenroom.redact import Redactor
+from greenroom.tools import ToolCallContext, ToolDescriptor, ToolResult
+
+log = logging.getLogger(__name__)
+
+# How long a ping may take to prove a server that timed out a call is still alive.
+_PROBE_TIMEOUT = 5.0
+# After a failed start, later calls fail fast for this many seconds (doubling, capped), so
+# a broken server does not cost a full connect timeout on every call.
+_BACKOFF_FIRST, _BACKOFF_MAX = 1.0, 30.0
+
+
+class McpServer:
+    """One MCP server: a long-lived session, started on first use and restarted after faults.
+
+    ``base_dir`` is the working folder of a stdio server (relative commands and arguments
+    resolve against it) and part of the cache key. ``host`` shares one background loop
+    among servers (default: the server owns a host of its own). ``namer`` assigns tool
+    names across servers (default: this server's ``naming`` alone).
+    """
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        base_dir: str | Path = ".",
+        *,
+        host: McpHost | None = None,
+        namer: ToolNamer | None = None,
+    ) -> None:
+        if bool(config.command) == bool(config.url):
+            raise McpError(
+                config.name, f"MCP server {config.name!r}: set exactly one of 'command' (stdio) or 'url' (HTTP)"
+            )
+        self.config = config
+        self.name = config.name
+        self.base_dir = Path(base_dir)
+        self._owns_host = host is None
+        self._host = host or McpHost()
+        self._namer = namer or ToolNamer()
+        # an auth header's credentials are redacted on their own too ("Bearer <token>":
+        # servers quote the token without its scheme)
+        header_parts = [p for v in config.headers.values() for p in v.split()[1:]]
+        self._redact = Redactor([*config.env.values(), *config.headers.values(), *header_parts])
+        self._listing: McpListing | None = read_cached_listing(config, base_dir)
+        self._listing_is_live = False
+        self._tools: dict[str, McpTool] = {}
+        # host-loop state
+        self._conn: Connection | None = None
+        self._retiring: set[Connection] = set()  # replaced connections still shutting down
+        self._lock: anyio.Lock | None = None
+        self._failures = 0
+        self._retry_after = 0.0
+        self._last_error: McpStartError | None = None
+        self.starts = 0  # how many sessions were opened (tests and diagnostics)
+        self._again = "reconnected" if config.url else "restarted"
+
+    def __repr__(self) -> str:
+        return f"<McpServer {self.name} ({describe_target(self.config)})>"
+
+    # -- what is known without starting --------------------------------------------------
+    @property
+    def group_id(self) -> str:
+        return f"mcp:{self.name}"
+
+    @property
+    def listing(self) -> McpListing | None:
+        """The latest listing: live once the server ran, else the cached one (or None)."""
+        return self._listing
+
+    @property
+    def instructions(self) -> str | None:
+        return self._listing.instructions if self._listing else None
+
+    @property
+    def connected(self) -> bool:
+        conn = self._conn
+        return conn is not None and conn.broken is None
+
+    def tools(self) -> list[McpTool]:
+        """Tools from the latest listing (empty when the server was never listed)."""
+        if self._listing is None:
+            return []
+        out = []
+        for spec in self._listing.tools:
+            name = self._namer.name(self.name, spec.name, self.config.naming)
+            tool = self._tools.get(spec.name)
+            if tool is None or tool.spec != spec:
+                tool = self._tools[spec.name] = McpTool(self, spec, name)
+            out.append(tool)
+        return out
+
+    def descriptors(self) -> list[ToolDescriptor]:
+        return [t.descriptor for t in self.tools()]
+
+    # -- lifecycle (any event loop) ------------------------------------------------------
+    async def start(self) -> McpListing:
+        """Start the server (if not running), list its tools, return the listing.
+
+        Raises McpStartError naming the server and its command or URL.
+        """
+        await self._host.call(self._ensure_connected)
+        assert self._listing is not None
+        return self._listing
+
+    def start_blocking(self) -> McpListing:
+        """``start()`` for synchronous callers (e.g. while a runtime is built)."""
+        self._host.call_blocking(self._ensure_connected)
+        assert self._listing is not None
+        return self._listing
+
+    async def list_tools(self, *, refresh: bool = False) -> list[McpTool]:
+        """Start if needed and return the tools (``refresh`` asks the server again)."""
+        await self.start()
+        if refresh:
+            await self._host.call(self._relist)
+        return self.tools()
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any], *, timeout: float | None = None) -> ToolResult:
+        """Call the server's tool ``name`` (its MCP name). Never raises for server faults:
+        they come back as error results."""
+        limit = self.config.timeout if timeout is None else timeout
+        return await self._host.call(self._call, name, dict(arguments), limit)
+
+    async def aclose(self) -> None:
+        """Close the session (the server process ends) and, if owned, the host thread."""
+        with anyio.CancelScope(shield=True):
+            if self._host.running:
+                await self._host.call(self._disconnect)
+            if self._owns_host:
+                await self._host.astop()
+
+    def close(self) -> None:
+        """``aclose()`` for synchronous callers."""
+        if self._host.running:
+            self._host.call_blocking(self._disconnect)
+        if self._owns_host:
+            self._host.stop()
+
+    # -- host loop ------------------------------------------------------------------------
+    def _lock_(self) -> anyio.Lock:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        return self._lock
+
+    async def _ensure_connected(self) -> Connection:
+        async with self._lock_():
+            conn = self._conn
+            if conn is not None and conn.broken is None and conn.suspect:
+                await self._probe(conn)
+            if conn is not None and conn.broken is None:
+                return conn
+            if conn is not None:
+                # A dead or hung server can take seconds to shut down (the SDK waits, then
+                # escalates to SIGTERM and SIGKILL); the replacement need not wait for that.
+                self._retire(conn)
+                self._conn = None
+            if self._last_error is not None and time.monotonic() < self._retry_after:
+                raise self._last_error
+            try:
+                conn = await self._connect()
+            except McpStartError as exc:
+                self._failures += 1
+                self._last_error = exc
+                # counted from the failure, not the attempt: a start that timed out took
+                # connect_timeout, longer than the first back-offs
+                backoff = min(_BACKOFF_MAX, _BACKOFF_FIRST * 2 ** (self._failures - 1))
+                self._retry_after = time.monotonic() + backoff
+                raise
+            self._failures, self._last_error = 0, None
+            self._conn = conn
+            return conn
+
+    async def _probe(self, conn: Connection) -> None:
+        """A call timed out: keep the session if the server still answers a ping."""
+        assert conn.session is not None
+        try:
+            with anyio.fail_after(min(_PROBE_TIMEOUT, self.config.timeout, self.config.connect_timeout)):
+                await conn.session.send_ping()
+            conn.suspect = False
+        except Exception:
+            conn.broken = "it stopped answering"
+            log.warning("MCP server %r stopped answering; restarting it", self.name)
+
+    async def _connect(self) -> Connection:
+        conn = Connection.for_server(self.config)
+        try:
+            with anyio.fail_after(self.config.connect_timeout):
+                await self._host.task_group.start(
+                    run_session, self.config, self.base_dir, conn, self._set_listing, self._redact
+                )
+        except BaseException as exc:
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                raise
+            reason = start_failure_reason(self.config, exc)
+            tail = conn.stderr_tail(self._redact)
+            if conn.errlog is not None:
+                conn.errlog.close()
+            msg = f"MCP server {self.name!r} failed to start ({describe_target(self.config)}): {reason}"
+            if tail:
+                msg += f"\nServer stderr (last lines):\n{tail}"
+            raise McpStartError(self.name, self._redact(msg)) from None
+        self.starts += 1
+        return conn
+
+    def _set_listing(self, listing: McpListing) -> None:
+        self._listing = listing
+        self._listing_is_live = True
+        write_cached_listing(self.config, self.base_dir, listing)
+
+    async def _relist(self) -> None:
+        conn = await self._ensure_connected()
+        assert conn.session is not None
+        init = conn.session.initialize_result
+        assert init is not None
+        self._set_listing(await list_server(conn.session, init))
+
+    async def _call(self, name: str, arguments: dict[str, Any], timeout: float) -> ToolResult:
+        label = f"MCP server {self.name!r}"
+        try:
+            conn = await self._ensure_connected()
+        except McpStartError as exc:
+            return ToolResult.error(str(exc))
+        assert conn.session is not None
+        try:
+            with anyio.fail_after(timeout):
+                result = await conn.session.call_tool(name, arguments)
+        except TimeoutError:
+            conn.suspect = True
+            return ToolResult.error(
+                f"{label} did not answer the call to {name!r} within {timeout:g} s; "
+                f"it will be checked, and {self._again} if hung, on the next call"
+            )
+        except anyio.get_cancelled_exc_class():
+            # The caller gave up (its own timeout, or the run was cancelled): the server
+            # may be hung, so check it before the next call.
+            conn.suspect = True
+            raise
+        except MCPError as exc:
+            if exc.code == mcp_types.CONNECTION_CLOSED:
+                conn.broken = "connection closed"
+                tail = conn.stderr_tail(self._redact)
+                msg = (
+                    f"{label} closed the connection during the call to {name!r} (did the server exit?); "
+                    f"it will be {self._again} on the next call"
+                )
+                if tail:
+                    msg += f"\nServer stderr (last lines):\n{tail}"
+                return ToolResult.error(self._redact(msg))
+            return ToolResult.error(self._redact(f"{label} rejected the call to {name!r}: {exc.message}"))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
+            conn.broken = type(exc).__name__
+            return ToolResult.error(
+                f"{label} is unreachable ({type(exc).__name__}); it will be {self._again} on the next call"
+            )
+        except Exception as exc:  # a malformed result, an output-schema mismatch, ...
+            return ToolResult.error(self._redact(f"{label}: the call to {name!r} failed: {type(exc).__name__}: {exc}"))
+        return to_tool_result(result)
+
+    def _retire(self, conn: Connection) -> None:
+        conn.stop.set()
+        self._retiring.add(conn)
+        self._host.task_group.start_soon(self._finish_retiring, conn)
+
+    async def _finish_retiring(self, conn: Connection) -> None:
+        try:
+            await self._close_connection(conn)
+        finally:
+            self._retiring.discard(conn)
+
+    async def _disconnect(self) -> None:
+        async with self._lock_():
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                await self._close_connection(conn)
+            for old in list(self._retiring):
+                await self._close_connection(old)
+
+    async def _close_connection(self, conn: Connection) -> None:
+        conn.stop.set()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT):
+            await conn.done.wait()
+        if conn.errlog is not None:
+            conn.errlog.close()
+
+
+def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's input schema as the providers take it: Anthropic requires ``"type":
+    "object"`` at the top, which some servers leave out (the MCP spec requires it too)."""
+    params = dict(schema)
+    if "type" not in params:
+        params = {"type": "object", **params}
+    return params
+
+
+class McpTool:
+    """A tool of an MCP server, as greenroom's ``Tool`` (it lives here, with the server
+    that makes it and that it calls)."""
+
+    def __init__(self, server: McpServer, spec: McpToolSpec, name: str) -> None:
+        self.server = server
+        self.spec = spec
+        self._descriptor = ToolDescriptor(
+            name=name,
+            description=spec.description,
+            parameters=_parameters(spec.input_schema),
+            group=server.group_id,
+        )
+
+    @property
+    def descriptor(self) -> ToolDescriptor:
+        return self._descriptor
+
+    @property
+    def timeout(self) -> float | None:
+        return self.server.config.timeout
+
+    @property
+    def mcp_name(self) -> str:
+        return self.spec.name
+
+    async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> ToolResult:
+        return await self.server.call_tool(self.spec.name, args)
+
+    def __repr__(self) -> str:
+        return f"<mcp tool {self._descriptor.name} ({self.server.name}/{self.spec.name})>"
+
+
+__all__ = ["McpServer", "McpTool"]

@@ -1,0 +1,183 @@
+"""The MCP servers of one runtime: one host, one namer, their groups and eager tools, one close.
+
+A deferred server (``defer = true``) is one ``ToolGroup`` (``mcp:<server>``) whose
+catalog comes from the listing cache, so a later process builds it without starting the
+server; a server with ``defer = false`` gives normal tools that start it on first call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+
+import anyio
+
+from greenroom.config import McpServerConfig
+from greenroom.mcp.errors import McpError, McpStartError
+from greenroom.mcp.host import McpHost
+from greenroom.mcp.naming import ToolNamer
+from greenroom.mcp.server import McpServer
+from greenroom.tools import Tool
+from greenroom.tools.groups import ToolGroup
+
+log = logging.getLogger(__name__)
+
+
+class McpToolset:
+    """The MCP servers of one runtime: their groups, their eager tools, one close.
+
+    ``base_dir`` is the servers' working folder; ``base_dirs`` overrides it per server
+    name (servers declared in different config files). ``reserved_names`` are the names
+    of the runtime's other tools (bare names never take them). Nothing starts in the
+    constructor; ``prepare()`` (or ``prepare_blocking()`` from synchronous code) lists the
+    servers that have no cached listing and starts the ``start = "eager"`` ones.
+    """
+
+    def __init__(
+        self,
+        configs: Sequence[McpServerConfig],
+        base_dir: str | Path = ".",
+        *,
+        base_dirs: Mapping[str, str | Path] | None = None,
+        reserved_names: Iterable[str] = (),
+    ) -> None:
+        seen: set[str] = set()
+        for c in configs:
+            if c.name in seen:
+                raise McpError(c.name, f"two MCP servers are named {c.name!r}")
+            seen.add(c.name)
+        self.host = McpHost()
+        self.namer = ToolNamer(reserved_names)
+        self.servers: dict[str, McpServer] = {
+            c.name: McpServer(c, (base_dirs or {}).get(c.name, base_dir), host=self.host, namer=self.namer)
+            for c in configs
+        }
+        self.errors: dict[str, str] = {}  # server name -> why it could not be listed / started
+        # Assign names for cached listings now, in config order, so bare-name precedence
+        # does not depend on which server happens to start first.
+        for s in self.servers.values():
+            s.tools()
+
+    def _needs_start(self, server: McpServer) -> bool:
+        return server.config.start == "eager" or server.listing is None
+
+    async def prepare(self, *, strict: bool = False) -> None:
+        """List uncached servers and start eager ones, concurrently.
+
+        A server that fails is recorded in ``errors`` and logged (its group stays
+        loadable and retries later); with ``strict`` the first failure is raised.
+        """
+        todo = [s for s in self.servers.values() if self._needs_start(s)]
+        if todo:
+            await self.host.call(self._prepare_in_host, todo)
+        self._after_prepare(strict)
+
+    def prepare_blocking(self, *, strict: bool = False) -> None:
+        """``prepare()`` for synchronous callers such as ``build_runtime``."""
+        todo = [s for s in self.servers.values() if self._needs_start(s)]
+        if todo:
+            self.host.call_blocking(self._prepare_in_host, todo)
+        self._after_prepare(strict)
+
+    async def _prepare_in_host(self, servers: list[McpServer]) -> None:
+        async def one(s: McpServer) -> None:
+            try:
+                await s._ensure_connected()
+                self.errors.pop(s.name, None)
+            except McpStartError as exc:
+                self.errors[s.name] = str(exc)
+
+        async with anyio.create_task_group() as tg:
+            for s in servers:
+                tg.start_soon(one, s)
+
+    def _after_prepare(self, strict: bool) -> None:
+        for s in self.servers.values():  # names in config order: see __init__
+            s.tools()
+        for name, err in self.errors.items():
+            log.warning("%s", err)
+            if strict:
+                raise McpStartError(name, err)
+
+    def groups(self) -> list[ToolGroup]:
+        """One group per deferred server (``defer = true``), from what is listed now."""
+        return [self._group(s) for s in self.servers.values() if s.config.defer]
+
+    def tools(self) -> list[Tool]:
+        """The tools of servers with ``defer = false``, as normal tools (start on first call)."""
+        return [t for s in self.servers.values() if not s.config.defer for t in s.tools()]
+
+    def instructions(self) -> dict[str, str]:
+        """Server instructions by server name (for servers whose tools are not in a group)."""
+        return {s.name: s.instructions for s in self.servers.values() if s.instructions}
+
+    def _group(self, server: McpServer) -> ToolGroup:
+        description = (
+            server.config.description or _first_line(server.instructions) or f"Tools of the MCP server {server.name}"
+        )
+
+        async def load() -> list[Tool]:
+            await server.start()
+            return list(server.tools())
+
+        return ToolGroup(
+            id=server.group_id,
+            name=server.name,
+            description=description,
+            loader=load,
+            known=server.descriptors(),
+            instructions=server.instructions,
+            defer=server.config.defer,
+        )
+
+    async def aclose(self) -> None:
+        """Close every session (no server process is left) and stop the host thread."""
+        with anyio.CancelScope(shield=True):
+            if self.host.running:
+                await self.host.call(self._close_in_host)
+            await self.host.astop()
+
+    def close(self) -> None:
+        if self.host.running:
+            self.host.call_blocking(self._close_in_host)
+        self.host.stop()
+
+    async def _close_in_host(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for s in self.servers.values():
+                tg.start_soon(s._disconnect)
+
+    async def __aenter__(self) -> McpToolset:
+        await self.prepare()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _first_line(text: str | None) -> str:
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+async def open_mcp_tools(
+    configs: Sequence[McpServerConfig],
+    base_dir: str | Path = ".",
+    *,
+    reserved_names: Iterable[str] = (),
+    strict: bool = False,
+) -> tuple[list[ToolGroup], list[Tool], Callable[[], Awaitable[None]]]:
+    """Prepare the servers and return (groups of deferred servers, eager tools, closer)."""
+    toolset = McpToolset(configs, base_dir, reserved_names=reserved_names)
+    try:
+        await toolset.prepare(strict=strict)
+    except BaseException:
+        await toolset.aclose()
+        raise
+    return toolset.groups(), toolset.tools(), toolset.aclose
+
+
+__all__ = ["McpToolset", "open_mcp_tools"]
