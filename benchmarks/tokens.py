@@ -24,12 +24,12 @@ from rich.console import Console
 from rich.table import Table
 
 from greenroom import events as ev
-from greenroom.bench import session_policy
 from greenroom.plugins import make_plugin_host
 from greenroom.providers.scripted import PolicyModel
 from greenroom.runtime import Runtime
 from greenroom.tools.catalog import load_catalog
 from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
+from greenroom_deferred.bench.replay import session_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT.parent / "shared" / "datasets"

@@ -195,3 +195,16 @@ class ModelError(RuntimeError):
 ProviderFactory = Callable[[str, Mapping[str, Any]], Model]
 """Builds a model from the part after ``provider:`` in ``agent.model`` and the
 ``[model]`` options table of the config."""
+
+
+@attrs.frozen
+class ToolPlacement:
+    """How a plugin placed one tool, for operators (``greenroom inspect``).
+
+    ``source`` is machine-readable (what decided, such as ``rule`` or ``prior``; each
+    plugin documents its values), ``detail`` the reason in words for people.
+    """
+
+    mode: Literal["eager", "deferred"]
+    source: str
+    detail: str = ""

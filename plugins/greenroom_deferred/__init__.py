@@ -3,16 +3,12 @@
 Registered through the ``greenroom.plugins`` entry point as ``deferred-tools``.
 """
 
+from greenroom_deferred.answers import format_functions
 from greenroom_deferred.config import DeferredConfig, RetentionConfig, Rule
-from greenroom_deferred.plugin import (
-    DISPATCH_TOOL,
-    LOAD_TOOL,
-    SEARCH_TOOL,
-    DeferredToolsPlugin,
-    format_functions,
-)
+from greenroom_deferred.descriptors import DISPATCH_TOOL, LOAD_TOOL, SEARCH_TOOL
+from greenroom_deferred.plugin import DeferredToolsPlugin
 from greenroom_deferred.retention import BetaState, breakeven, should_redefer
-from greenroom_deferred.state import DeferralState, Placement
+from greenroom_deferred.state import DeferralState, Placement, PlacementSource
 
 __all__ = [
     "DISPATCH_TOOL",
@@ -23,6 +19,7 @@ __all__ = [
     "DeferredConfig",
     "DeferredToolsPlugin",
     "Placement",
+    "PlacementSource",
     "RetentionConfig",
     "Rule",
     "breakeven",

@@ -95,3 +95,19 @@ class DeferredConfig:
     prior_eager: bool = True
     browse_limit: int = 60
     retention: RetentionConfig = RetentionConfig()
+
+
+def constrain_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Add to the JSON Schema derived from ``DeferredConfig`` the bounds its types cannot
+    say, so a bad value is a config error naming its key."""
+    props = schema["properties"]
+    props["min_tools"]["minimum"] = 0
+    props["beta_overhead"]["minimum"] = 0
+    props["max_results"]["minimum"] = 1
+    props["browse_limit"]["minimum"] = 1
+    ret = props["retention"]["properties"]
+    ret["omega"].update(exclusiveMinimum=0, maximum=1)
+    ret["n0"]["exclusiveMinimum"] = 0
+    ret["gamma"]["exclusiveMinimum"] = 0
+    ret["default_prior"].update(minimum=0, maximum=1)
+    return schema

@@ -11,8 +11,7 @@ import functools
 
 import attrs
 
-from greenroom.tokens import count_tokens, parameters_json
-from greenroom.tools import ToolDescriptor
+from greenroom import ToolDescriptor, count_tokens, parameters_json
 
 
 @attrs.frozen

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
-from greenroom.tools import ToolDescriptor
-from greenroom.tools.groups import ToolGroup
+from greenroom import ToolDescriptor, ToolGroup, count_tokens
 
 SECTION_KEY = "deferred-tools"
+
+Style = Literal["descriptions", "names", "groups", "count"]
+STYLES: tuple[Style, ...] = ("descriptions", "names", "groups", "count")
 
 
 def first_line(text: str, width: int = 90) -> str:
@@ -19,21 +22,34 @@ def first_line(text: str, width: int = 90) -> str:
     return line if len(line) <= width else line[: width - 3].rstrip() + "..."
 
 
+def budgeted_listing(
+    deferred: Sequence[ToolDescriptor],
+    *,
+    style: Style,
+    budget: int,
+    hint: str,
+    groups: Sequence[ToolGroup] = (),
+) -> str:
+    """The listing in ``style``, or in the first smaller style that fits ``budget``
+    tokens (0: no limit): an oversized listing would flood the prompt."""
+    text = ""
+    for smaller in STYLES[STYLES.index(style) :]:
+        text = render_listing(deferred, style=smaller, hint=hint, groups=groups)
+        if not budget or count_tokens(text) <= budget:
+            break
+    return text
+
+
 def render_listing(
     deferred: Sequence[ToolDescriptor],
     *,
-    style: str,
-    strategy: str,
-    search_tool: str,
+    style: Style,
+    hint: str,
     groups: Sequence[ToolGroup] = (),
 ) -> str:
-    """The listing, deterministic for a given input (sorted by group, then name)."""
-    how = (
-        f"Get a tool's schema with {search_tool}, then call it via deferred_tool_call."
-        if strategy == "dispatch"
-        else f"Get a tool with {search_tool}; it is callable from the next step."
-    )
-    lines = [f"Deferred tools (schemas not loaded). {how}"]
+    """The listing, deterministic for a given input (sorted by group, then name).
+    ``hint`` tells the model how to get and call a deferred tool."""
+    lines = [f"Deferred tools (schemas not loaded). {hint}"]
     if groups:
         lines.append("")
         lines.append("Tool groups (load a whole group with load_tools(group_id, tool_names?)):")

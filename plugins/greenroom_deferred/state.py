@@ -1,7 +1,12 @@
-"""Session state of the deferred-tools plugin, readable from a snapshot after a run."""
+"""Session state of the deferred-tools plugin, readable from a snapshot after a run.
+
+A tool's placement is data: its mode, where that mode came from (``PlacementSource``)
+and the reason in words for people. Code decides on the source, never on the words.
+"""
 
 from __future__ import annotations
 
+import enum
 from typing import Any, Literal
 
 import attrs
@@ -11,13 +16,50 @@ from greenroom_deferred.retention import BetaState
 Mode = Literal["eager", "deferred"]
 
 
+class PlacementSource(enum.Enum):
+    """Where a tool's mode came from. The values are what a saved session and
+    ``greenroom inspect --json`` carry."""
+
+    NEVER_DEFER = "never_defer"  # the config's never_defer list
+    POLICY_NEVER = "policy_never"  # the tool owner's deferrable = "never"
+    POLICY_ALWAYS = "policy_always"  # the tool owner's deferrable = "always"
+    GROUP = "group"  # a tool of a deferred group
+    RULE = "rule"  # the first matching placement rule
+    DEFAULT = "default"  # the config's default_mode
+    INACTIVE = "inactive"  # deferral is off this session, so the tool is sent as is
+    PRIOR = "prior"  # learned priors say the tool is used often enough to start eager
+    PROMOTION = "promotion"  # found this session (inject strategy)
+    RETENTION = "retention"  # promoted, then idle long enough to be deferred again
+
+    @property
+    def retainable(self) -> bool:
+        """Whether the retention model may undo this placement: only placements that came
+        from use (a promotion or learned priors), never the config's or the owner's word."""
+        return self in (PlacementSource.PROMOTION, PlacementSource.PRIOR)
+
+    @property
+    def keeps_deferred(self) -> bool:
+        """Whether this deferral stands whatever the thresholds and priors say: the
+        owner's ``always`` and the tools of deferred groups."""
+        return self in (PlacementSource.POLICY_ALWAYS, PlacementSource.GROUP)
+
+
 @attrs.frozen
 class Placement:
-    """A tool's current mode and why it has it (``rule '*_admin'``, ``policy never``,
-    ``default``, ``promotion: search``, ``retention: idle 6 steps`` ...)."""
+    """A tool's current mode, where it came from, and why in words.
+
+    ``detail`` is for people (``rule 'github_*'``, ``policy never``, ``promotion: search
+    'x'``, ``retention: idle 6 steps, upper90 0.0123``); decisions read ``source``.
+    """
 
     mode: Mode
-    reason: str
+    source: PlacementSource
+    detail: str = ""
+
+    @property
+    def reason(self) -> str:
+        """The former name of ``detail``, kept for code that reads it."""
+        return self.detail
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Placement:
         # immutable: a run's snapshot shares it instead of copying one per tool
@@ -57,3 +99,7 @@ class DeferralState:
 
     def deferred(self) -> list[str]:
         return [n for n, p in self.modes.items() if p.mode == "deferred"]
+
+    def is_deferred(self, name: str) -> bool:
+        placement = self.modes.get(name)
+        return placement is not None and placement.mode == "deferred"

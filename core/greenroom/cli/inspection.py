@@ -1,25 +1,31 @@
-"""What the model would see on step 1, tool by tool, with exact token counts."""
+"""What the model would see on step 1, tool by tool, with exact token counts, and why
+each tool is placed where it is (the ``greenroom_inspect_tools`` hook)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from greenroom.context import RunContext
+from greenroom.models import ToolPlacement
 from greenroom.runtime import Runtime
+from greenroom.session import Session
 from greenroom.tokens import count_tokens, tool_tokens
 
 
-def _placements(snapshot: Any) -> dict[str, tuple[str, str]]:
-    """Modes and reasons from any plugin state that exposes ``modes`` (duck-typed, so
-    core does not import the deferred-tools plugin)."""
-    out: dict[str, tuple[str, str]] = {}
-    for value in snapshot.values():
-        modes = getattr(value, "modes", None)
-        if isinstance(modes, dict):
-            for name, placement in modes.items():
-                out[name] = (str(getattr(placement, "mode", placement)), str(getattr(placement, "reason", "")))
+async def placements(rt: Runtime, session: Session) -> dict[str, ToolPlacement]:
+    """What the plugins say about each tool's placement in ``session``; when two name
+    one tool, the first answer in hook order wins."""
+    ctx = RunContext(rt, session, "inspect", "")
+    ctx.step = 1
+    out: dict[str, ToolPlacement] = {}
+    answers: list[Mapping[str, ToolPlacement]] = await rt.host.call("greenroom_inspect_tools", ctx=ctx)
+    for answer in answers:
+        for name, placement in (answer or {}).items():
+            out.setdefault(name, placement)
     return out
 
 
@@ -28,22 +34,32 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
     session = rt.session()
     try:
         request = await rt.preview(session)
+        placed = await placements(rt, session)
     finally:
         await rt.aclose()
-    sent = {d.name for d in request.tools}
-    placements = _placements(session.snapshot())
+    # tools a provider's hosted search keeps out of the context until found are not sent
+    sent_tools = [d for d in request.tools if d.name not in request.deferred]
+    sent = {d.name for d in sent_tools}
     catalog = rt.tools.descriptors()
     seen = {d.name for d in catalog}
     for g in rt.groups.values():
         catalog += [d for d in g.known if d.name not in seen]
     tools: list[dict[str, Any]] = []
     for d in catalog:
-        mode, reason = placements.get(d.name, ("eager" if d.name in sent else "deferred", ""))
-        if d.name in sent:
-            mode = "eager"
-        tools.append({"name": d.name, "group": d.group, "mode": mode, "reason": reason, "tokens": tool_tokens(d)})
+        placement = placed.get(d.name)
+        mode = "eager" if d.name in sent else placement.mode if placement is not None else "deferred"
+        tools.append(
+            {
+                "name": d.name,
+                "group": d.group,
+                "mode": mode,
+                "source": placement.source if placement is not None else "",
+                "reason": placement.detail if placement is not None else "",
+                "tokens": tool_tokens(d),
+            }
+        )
     all_tokens = sum(int(t["tokens"] or 0) for t in tools)
-    sent_tokens = sum(tool_tokens(d) for d in request.tools)
+    sent_tokens = sum(tool_tokens(d) for d in sent_tools)
     system_tokens = count_tokens(request.system_text)
     base_system = count_tokens(rt.agent.system_prompt)
     return {

@@ -10,7 +10,7 @@ import pytest
 from greenroom import ToolDescriptor
 from greenroom.config import ConfigError, load_config
 from greenroom.tools import CatalogTool
-from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin, Rule
+from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin, Placement, PlacementSource, Rule
 from greenroom_deferred.globs import GlobError, check_glob, matches
 
 
@@ -82,6 +82,9 @@ async def test_first_matching_rule_wins_then_default(make_runtime) -> None:
     assert st.modes["github_admin_delete"].mode == "deferred"
     assert st.modes["slack_post"].mode == "eager"
     assert st.modes["jira_x"].mode == "deferred" and st.modes["jira_x"].reason == "default"
+    assert (
+        st.modes["github_get"].source is PlacementSource.RULE and st.modes["jira_x"].source is PlacementSource.DEFAULT
+    )
 
 
 @pytest.mark.anyio
@@ -92,9 +95,11 @@ async def test_policies_and_never_defer(make_runtime) -> None:
         catalog_tool("listed"),
     ] + [catalog_tool(f"filler_{i}") for i in range(15)]
     st = await placement(make_runtime, tools, never_defer=("listed",), rules=(Rule("*", "deferred"),))
-    assert st.modes["pinned"] == type(st.modes["pinned"])("eager", "policy never")
+    assert st.modes["pinned"] == Placement("eager", PlacementSource.POLICY_NEVER, "policy never")
     assert st.modes["hidden_always"].mode == "deferred"
     assert st.modes["listed"].reason == "never_defer"
+    assert st.modes["listed"].source is PlacementSource.NEVER_DEFER
+    assert st.modes["hidden_always"].source is PlacementSource.POLICY_ALWAYS
 
 
 @pytest.mark.anyio
@@ -164,6 +169,7 @@ async def test_learned_priors_start_frequent_tools_eager(make_runtime) -> None:
     await rt.preview(session)
     st = session.state[DeferralState]
     assert st.modes["t01"].mode == "eager" and st.modes["t01"].reason.startswith("prior p=0.600 > breakeven")
+    assert st.modes["t01"].source is PlacementSource.PRIOR
     assert st.modes["t02"].mode == "deferred"
 
 

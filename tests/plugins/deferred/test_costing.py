@@ -1,15 +1,17 @@
 """Session costing: the cache simulation bills like the providers, and the replay of a
-real session puts dispatch below all-eager and inject."""
+real session (``greenroom bench sessions``, which the plugin adds to the command line)
+puts dispatch below all-eager and inject."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+import typer
 from gr_testutil import DATASETS
 from typer.testing import CliRunner
 
-from greenroom.costing import Price, Request, bill
+from greenroom_deferred.bench.costing import Price, Request, bill
 
 ANTHROPIC = Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75, cache="anthropic")
 OPENAI = Price(input=1.25, output=10.0, cache_read=0.125, cache_write=1.25, cache="openai")
@@ -50,12 +52,37 @@ def test_no_cache_bills_everything_as_input() -> None:
     assert (b.cache_read, b.cache_write, b.uncached) == (0, 0, 1010)
 
 
-@pytest.mark.skipif(not (DATASETS / "github_mcp").exists(), reason="../shared/datasets not present")
-def test_bench_sessions_dispatch_beats_all_eager_and_inject_on_github_mcp() -> None:
-    from greenroom.cli import app
+@pytest.fixture
+def cli() -> typer.Typer:
+    """A command line that has what the installed plugins add, as ``greenroom`` does."""
+    from greenroom.cli import add_plugin_commands
 
+    root = typer.Typer()
+
+    @root.callback()
+    def main() -> None:
+        """greenroom (test double)"""
+
+    add_plugin_commands(root)
+    return root
+
+
+def test_the_plugin_adds_bench_sessions_to_the_command_line(cli: typer.Typer) -> None:
+    result = CliRunner().invoke(cli, ["bench", "sessions", "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Price one replayed session under each strategy" in result.output
+
+
+def test_bench_sessions_names_a_missing_catalog(cli: typer.Typer, tmp_path) -> None:
+    result = CliRunner().invoke(cli, ["bench", "sessions", "--catalog", str(tmp_path / "nope.jsonl")])
+    assert result.exit_code == 2
+    assert "nope.jsonl" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.skipif(not (DATASETS / "github_mcp").exists(), reason="../shared/datasets not present")
+def test_bench_sessions_dispatch_beats_all_eager_and_inject_on_github_mcp(cli: typer.Typer) -> None:
     result = CliRunner().invoke(
-        app,
+        cli,
         [
             "bench",
             "sessions",

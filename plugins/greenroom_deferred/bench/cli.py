@@ -1,4 +1,4 @@
-"""``greenroom bench``."""
+"""``greenroom bench``, which the deferred-tools plugin adds to the command line."""
 
 from __future__ import annotations
 
@@ -8,10 +8,7 @@ from typing import Annotated
 
 import typer
 
-from greenroom.cli.app import app, console, fail
-
 bench_app = typer.Typer(help="Reproducible measurements.", no_args_is_help=True)
-app.add_typer(bench_app, name="bench")
 
 
 @bench_app.command("sessions")
@@ -24,16 +21,21 @@ def bench_sessions(
     plot: Annotated[Path | None, typer.Option(help="Write a PNG of cumulative cost per step.")] = None,
 ) -> None:
     """Price one replayed session under each strategy, as providers bill it."""
-    from greenroom.bench import compare, load_tools, plot_cumulative, print_session_costs
+    # the replay loads the runtime and rich: only when the command runs, not at start-up
+    from rich.console import Console
+
+    from greenroom_deferred.bench.replay import compare, load_tools
+    from greenroom_deferred.bench.report import plot_cumulative, print_session_costs
 
     try:
         tools = load_tools(catalog, limit)
     except Exception as exc:
-        fail(str(exc))
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     results = compare(tools, steps=steps, discoveries=discoveries)
     if as_json:
         typer.echo(json.dumps(results, indent=2))
     else:
-        print_session_costs(console, f"{catalog.name} ({len(tools)} tools)", results)
+        print_session_costs(Console(), f"{catalog.name} ({len(tools)} tools)", results)
     if plot:
         plot_cumulative(results, plot, title=f"{catalog.name}: {steps} steps, {discoveries} discoveries")

@@ -1,0 +1,140 @@
+"""Replayed sessions: one scripted session on a real catalog, under each configuration.
+
+A policy model works through a session of N steps, discovering a handful of tools spread
+over it and calling what it found. The same session is replayed all-eager, with inject
+and retention, with dispatch, and with names-only dispatch; every request is recorded
+block by block (the cacheable prefix, then each message) so ``costing`` can bill it as
+each provider would.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from greenroom import (
+    AgentConfig,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    PolicyModel,
+    Runtime,
+    Tool,
+    count_tokens,
+    load_catalog,
+    make_plugin_host,
+    message_tokens,
+    tool_tokens,
+)
+from greenroom_deferred.bench.costing import DEFAULT_PRICES, Price, Request, StepBill, bill
+from greenroom_deferred.config import DeferredConfig
+from greenroom_deferred.descriptors import DISPATCH_TOOL, SEARCH_TOOL
+from greenroom_deferred.plugin import DeferredToolsPlugin
+
+CONFIGS: dict[str, dict[str, Any]] = {
+    "all-eager": {"enabled": False},
+    "inject": {"enabled": True, "strategy": "inject"},
+    "dispatch": {"enabled": True, "strategy": "dispatch"},
+    "dispatch-names": {"enabled": True, "strategy": "dispatch", "listing": "names"},
+}
+"""The deferred-tools configurations a session is replayed under, by label."""
+
+
+def session_policy(targets: Sequence[str], steps: int, discoveries: int) -> Any:
+    """Discover ``discoveries`` tools spread over ``steps`` steps, calling what was found
+    in between; answer on the last step."""
+    every = max(1, (steps - 1) // max(1, discoveries))
+    found: list[str] = []
+
+    def policy(request: ModelRequest) -> dict[str, Any]:
+        step = request.step
+        if step >= steps:
+            return {"text": "done"}
+        visible = {t.name for t in request.tools}
+        if len(found) < discoveries and (step - 1) % every == 0:
+            name = targets[len(found)]
+            found.append(name)
+            return {"tool_calls": [{"name": SEARCH_TOOL, "arguments": {"query": f"select:{name}"}}]}
+        name = found[(step - 1) % len(found)] if found else targets[0]
+        if name in visible or DISPATCH_TOOL not in visible:
+            return {"tool_calls": [{"name": name, "arguments": {}}]}
+        return {"tool_calls": [{"name": DISPATCH_TOOL, "arguments": {"tool_name": name, "arguments": {}}}]}
+
+    return policy
+
+
+class Recorder:
+    """Wraps a model and keeps each request as cache blocks (prefix, then one block per
+    message)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.blocks: list[Request] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        response = await self.model.complete(request)
+        prefix = sum(tool_tokens(t) for t in request.tools) + count_tokens(request.system_text)
+        key = "|".join(t.name for t in request.tools) + "\x00" + request.system_text
+        self.blocks.append(
+            Request(
+                prefix_hash=str(hash(key)),
+                prefix_tokens=prefix,
+                message_tokens=tuple(message_tokens(m) for m in request.messages),
+                message_ids=tuple(str(id(m)) for m in request.messages),
+                output_tokens=response.usage.output_tokens,
+            )
+        )
+        return response
+
+
+async def replay(
+    tools: Sequence[Tool], options: Mapping[str, Any], targets: Sequence[str], steps: int, discoveries: int
+) -> list[Request]:
+    """Run the scripted session once with the plugin configured by ``options``."""
+    model = Recorder(PolicyModel(session_policy(targets, steps, discoveries)))
+    host = make_plugin_host(records=[], extra=[DeferredToolsPlugin(DeferredConfig(**options))])
+    rt = Runtime(model=model, tools=tools, host=host, agent=AgentConfig(max_steps=steps + 1))
+    await rt.session().run("work through the task")
+    return model.blocks
+
+
+def load_tools(path: Path, limit: int | None = None) -> list[Tool]:
+    return list(load_catalog(path, limit=limit))
+
+
+def compare(
+    tools: Sequence[Tool],
+    *,
+    steps: int = 30,
+    discoveries: int = 5,
+    seed: int = 7,
+    prices: Mapping[str, Price] = DEFAULT_PRICES,
+) -> dict[str, dict[str, Any]]:
+    """Replay one session under every configuration and bill it under every price."""
+    targets = random.Random(seed).sample([t.descriptor.name for t in tools], discoveries)
+    out: dict[str, dict[str, Any]] = {}
+    for name, options in CONFIGS.items():
+        requests = anyio.run(replay, tools, options, targets, steps, discoveries)
+        per_price: dict[str, Any] = {}
+        for label, price in prices.items():
+            bills: list[StepBill] = bill(requests, price)
+            total_in = sum(b.uncached + b.cache_write + b.cache_read for b in bills)
+            per_price[label] = {
+                "cost": sum(b.cost for b in bills),
+                "cumulative": [sum(b.cost for b in bills[: i + 1]) for i in range(len(bills))],
+                "input_tokens": total_in,
+                "cache_read": sum(b.cache_read for b in bills),
+                "cache_write": sum(b.cache_write for b in bills),
+                "hit_rate": sum(b.cache_read for b in bills) / max(1, total_in),
+            }
+        out[name] = {
+            "steps": len(requests),
+            "input_tokens": sum(r.total for r in requests),
+            "prefixes": len({r.prefix_hash for r in requests}),
+            "prices": per_price,
+        }
+    return out

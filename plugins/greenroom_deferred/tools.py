@@ -1,0 +1,177 @@
+"""The plugin's own tools: ToolSearch, load_tools and the dispatcher deferred_tool_call.
+
+They are real tools: the runtime runs them after validation and the gates, like any
+other, and gives them the run (``ToolCallContext.run``) because they read and change
+the session's deferral state. The dispatcher is unwrapped by the resolve hook before
+anything sees it (``unwrap``); its ``execute`` only runs when that did not happen.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from greenroom import (
+    RunContext,
+    SearchQuery,
+    ToolCall,
+    ToolCallContext,
+    ToolDescriptor,
+    ToolResult,
+    compact_json,
+    resolve_select,
+)
+from greenroom_deferred import answers
+from greenroom_deferred.catalog import agent_tools
+from greenroom_deferred.config import DeferredConfig
+from greenroom_deferred.descriptors import DISPATCH_DESCRIPTOR, DISPATCH_TOOL, LOAD_DESCRIPTOR, search_descriptor
+from greenroom_deferred.events import SearchPerformed
+from greenroom_deferred.state import DeferralState, Placement, PlacementSource
+from greenroom_deferred.strategies import Strategy
+
+
+class RunTool:
+    """A tool of this plugin; ``answer`` gets the run the call belongs to."""
+
+    timeout: float | None = None
+
+    def __init__(self, descriptor: ToolDescriptor, config: DeferredConfig, strategy: Callable[[], Strategy]) -> None:
+        self._descriptor = descriptor
+        self.config = config
+        self.strategy = strategy  # the run's strategy, chosen at RunStart
+
+    @property
+    def descriptor(self) -> ToolDescriptor:
+        return self._descriptor
+
+    async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> ToolResult:
+        if ctx.run is None:
+            return ToolResult.error(f"{self._descriptor.name} works only in a run of the runtime that contributed it")
+        return await self.answer(ctx.run, ctx.run.session_state[DeferralState], args)
+
+    async def answer(self, run: RunContext, st: DeferralState, args: dict[str, Any]) -> ToolResult:
+        raise NotImplementedError
+
+
+class ToolSearch(RunTool):
+    """Finds deferred tools (keywords through the ranking hooks, ``select:``, browse)."""
+
+    def __init__(self, config: DeferredConfig, strategy: Callable[[], Strategy]) -> None:
+        super().__init__(search_descriptor(config.max_results), config, strategy)
+
+    async def answer(self, run: RunContext, st: DeferralState, args: dict[str, Any]) -> ToolResult:
+        limit = int(args.get("max_results") or self.config.max_results)
+        query = SearchQuery.parse(str(args.get("query", "")), max_results=limit)
+        catalog = agent_tools(run)
+        deferred = [d for d in catalog if st.is_deferred(d.name)]
+        if query.mode == "browse":
+            shown = answers.browse_order(deferred)[: self.config.browse_limit]
+            results = tuple((d.name, 0.0) for d in shown)
+            run.emit(SearchPerformed(step=run.step, query="", mode="browse", results=results))
+            return ToolResult(answers.browse(deferred, self.config.browse_limit))
+        by_name = {d.name: d for d in catalog}
+        missing: list[str] = []
+        if query.mode == "select":
+            names, missing = resolve_select(query.names, list(by_name))
+            scored = [(n, 1.0) for n in names]
+        else:
+            ranked, _ = await run.search(query, deferred)
+            scored = [(s.name, s.score) for s in ranked]
+        run.emit(
+            SearchPerformed(
+                step=run.step, query=query.text, mode=query.mode, results=tuple(scored), missing=tuple(missing)
+            )
+        )
+        matched = [by_name[n] for n, _ in scored if n in by_name]
+        if not matched:
+            return ToolResult(answers.no_match(query, deferred, missing, self.config.browse_limit))
+        strategy = self.strategy()
+        strategy.promote(run, st, [d.name for d in matched], f"search {query.text!r}")
+        return ToolResult(answers.found(matched, missing, strategy.call_hint))
+
+
+class LoadTools(RunTool):
+    """Loads a tool group (all of it, or the names given) and reports what it holds."""
+
+    def __init__(self, config: DeferredConfig, strategy: Callable[[], Strategy]) -> None:
+        super().__init__(LOAD_DESCRIPTOR, config, strategy)
+
+    async def answer(self, run: RunContext, st: DeferralState, args: dict[str, Any]) -> ToolResult:
+        strategy = self.strategy()
+        group_id = str(args.get("group_id", ""))
+        wanted = args.get("tool_names")
+        out: dict[str, Any] = {"error": None, "expanded": False, "group_id": group_id, "remaining": 0, "tool_names": []}
+        if strategy.schemas_in_results:
+            out["schemas"] = []
+        if group_id not in run.groups:
+            out["error"] = f"unknown group {group_id!r}; available: {', '.join(sorted(run.groups))}"
+            return ToolResult(compact_json(out), is_error=True)
+        try:
+            tools = await run.load_group(group_id)
+        except Exception as exc:  # a loader that failed can be retried: tell the model why
+            out["error"] = f"loading {group_id} failed: {type(exc).__name__}: {exc}"
+            return ToolResult(compact_json(out), is_error=True)
+        available = {t.descriptor.name: t.descriptor for t in tools if t.descriptor.name not in run.hidden}
+        if wanted:
+            names = [n for n in wanted if n in available]
+            unknown = [n for n in wanted if n not in available]
+            if unknown:
+                out["error"] = f"not in {group_id}: {', '.join(unknown)}"
+        else:
+            names = sorted(available)
+        previous = st.expansion.get(group_id, [])
+        if previous is None or not wanted:
+            st.expansion[group_id] = None
+        else:
+            merged = sorted(set(previous) | set(names))
+            st.expansion[group_id] = None if set(merged) >= set(available) else merged
+        expansion = st.expansion[group_id]
+        loaded = set(available) if expansion is None else set(expansion)
+        out["expanded"] = expansion is None
+        out["remaining"] = len(set(available) - loaded)
+        out["tool_names"] = sorted(names)
+        if strategy.schemas_in_results:
+            out["schemas"] = [available[n].to_json() for n in sorted(names)]
+        for n in names:
+            st.modes.setdefault(n, Placement("deferred", PlacementSource.GROUP, f"group {group_id}"))
+        strategy.promote(run, st, sorted(names), f"load_tools {group_id}")
+        return ToolResult(compact_json(out), is_error=out["error"] is not None and not names)
+
+
+class Dispatcher(RunTool):
+    """``deferred_tool_call``: the resolve hook turns its calls into the real call."""
+
+    def __init__(self, config: DeferredConfig, strategy: Callable[[], Strategy]) -> None:
+        super().__init__(DISPATCH_DESCRIPTOR, config, strategy)
+
+    async def answer(self, run: RunContext, st: DeferralState, args: dict[str, Any]) -> ToolResult:
+        return ToolResult.error(
+            f"{DISPATCH_TOOL} did not reach a tool: give tool_name (a tool you found) and its arguments"
+        )
+
+
+def unwrap(call: ToolCall) -> ToolCall | None:
+    """The real call inside a ``deferred_tool_call`` (same id), or None when ``call`` is
+    not one or names no tool (the dispatcher's own schema check then reports it)."""
+    if call.name != DISPATCH_TOOL or call.arguments is None:
+        return None
+    name = call.arguments.get("tool_name")
+    if not isinstance(name, str):
+        return None
+    args = call.arguments.get("arguments", {})
+    if isinstance(args, str):  # models often send the inner arguments as a JSON string
+        try:
+            parsed = json.loads(args)
+        except json.JSONDecodeError:
+            parsed = None
+        return ToolCall(call.id, name, parsed if isinstance(parsed, dict) else None, args)
+    if isinstance(args, dict):
+        return ToolCall(call.id, name, args)
+    return ToolCall(call.id, name, None, json.dumps(args))
+
+
+def target_name(call: ToolCall) -> str:
+    """The tool a call is for, looking through the dispatcher."""
+    inner = unwrap(call)
+    return call.name if inner is None else inner.name
