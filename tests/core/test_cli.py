@@ -1,5 +1,5 @@
-"""The command line, as a user drives it: inspect, run with sessions and traces, config
-commands, and the demo."""
+"""The command line, as a user drives it: inspect, run with sessions and traces, and the
+config commands (the demo agent is their example config)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from gr_testutil import EXAMPLES
-from rich.console import Console
 from typer.testing import CliRunner
 
 from greenroom.cli import app
@@ -96,29 +95,6 @@ def test_config_schema_of_a_plugin_and_of_the_whole_file() -> None:
     whole = json.loads(invoke("config", "schema").output)
     assert "deferred-tools" in whole["properties"]["plugins"]["properties"]
     assert invoke("config", "schema", "nope").exit_code == 2
-
-
-@pytest.mark.parametrize("strategy", ["dispatch", "inject"])
-def test_demo_runs_offline_and_keeps_the_prefix_stable(strategy: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GREENROOM_DEMO_HOME", "")  # restored after the test (the demo sets it)
-    from greenroom.demo import run_demo
-
-    console = Console(record=True, width=140)
-    result = run_demo(console, strategy=strategy, fresh=True)
-    text = console.export_text()
-    assert result["stop_reason"] == "final"
-    assert result["calls"][:4] == [
-        "monitoring_list_active_alerts",
-        "oncall_get_current",
-        "pager_send_page",
-        "slack_post_incident_note",
-    ]
-    assert result["searches"] >= 1 and "search" in text
-    assert result["sent"] < result["all_eager"] * 0.25
-    if strategy == "dispatch":
-        assert result["prefixes"] == 1 and "byte-identical" in text
-    else:  # the follow-up leaves promoted tools idle, and retention re-defers them
-        assert result["redeferred"] and "retention re-deferred idle tools" in text
 
 
 def test_errors_print_install_hints_verbatim(tmp_path: Path) -> None:

@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from greenroom import tool
-from greenroom.demo_agent.task_tools import TASK_TOOLS, TOOL_GROUPS
+from greenroom_demo.agent.task_tools import TASK_TOOLS, TOOL_GROUPS
 
 TOOLS = [tool(f, group=TOOL_GROUPS[f.__name__]) for f in TASK_TOOLS]

@@ -1,0 +1,34 @@
+"""``greenroom demo``: the command, its options, and its errors printed without a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from greenroom import ConfigError
+
+
+def demo_cmd(
+    strategy: Annotated[str, typer.Option(help="dispatch (default) or inject.")] = "dispatch",
+    fresh: Annotated[bool, typer.Option("--fresh", help="Forget what earlier demo runs learned.")] = False,
+    trace: Annotated[Path | None, typer.Option("--trace", help="Write a JSONL trace of events.")] = None,
+) -> None:
+    """Offline demo: an agent with 191 tools finds and uses the few it needs."""
+    from greenroom_demo.run import run_demo  # the runtime loads only when the demo runs
+
+    try:
+        run_demo(Console(), strategy=strategy, fresh=fresh, trace=trace)
+    except ConfigError as exc:
+        _fail(str(exc), 2)
+    except Exception as exc:  # a plugin that fails to start names itself; no traceback for that
+        _fail(f"{type(exc).__name__}: {exc}", 1)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    # messages quote paths and plugin errors: print them as text, never as markup
+    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    raise typer.Exit(code)
