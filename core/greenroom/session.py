@@ -94,7 +94,7 @@ class Session:
                 s.unknown_state[key_id] = raw
                 continue
             try:
-                s.state.set(converter.structure(raw, key.cls))
+                s.state.set(converter.structure(key.upgrade(raw) if key.upgrade else raw, key.cls))
             except Exception as exc:
                 raise SessionError(f"{source}: state {key_id}: {exc}") from None
         return s

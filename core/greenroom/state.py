@@ -31,6 +31,9 @@ class StateKey:
     scope: Scope
     factory: Callable[[], Any]
     owner: str
+    upgrade: Callable[[Any], Any] | None = None
+    """Turns a value saved by an older version of the owner into today's shape, before it
+    is structured (a session file outlives the code that wrote it)."""
 
     @property
     def id(self) -> str:
@@ -57,6 +60,7 @@ class StateRegistry:
         *,
         factory: Callable[[], Any] | None = None,
         owner: str = "core",
+        upgrade: Callable[[Any], Any] | None = None,
     ) -> None:
         if not attrs.has(cls):
             raise StateError(f"state type {cls.__qualname__} (from {owner}) must be an attrs class")
@@ -68,7 +72,7 @@ class StateRegistry:
                 f"state type {cls.__qualname__} registered as {existing.scope.value} by "
                 f"{existing.owner} and as {scope.value} by {owner}"
             )
-        self._keys[cls] = StateKey(cls, scope, factory or cls, owner)
+        self._keys[cls] = StateKey(cls, scope, factory or cls, owner, upgrade)
 
     def __iter__(self) -> Iterator[StateKey]:
         return iter(self._keys.values())

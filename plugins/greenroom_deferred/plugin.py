@@ -38,7 +38,7 @@ from greenroom_deferred.config import DeferredConfig, constrain_schema
 from greenroom_deferred.descriptors import OWN_TOOLS
 from greenroom_deferred.events import SearchPerformed
 from greenroom_deferred.placement import place
-from greenroom_deferred.state import DeferralState
+from greenroom_deferred.state import DeferralState, upgrade_saved_state
 from greenroom_deferred.strategies import Dispatch, Strategy, configured, for_run
 from greenroom_deferred.tools import Dispatcher, LoadTools, ToolSearch, target_name, unwrap
 
@@ -76,7 +76,7 @@ class DeferredToolsPlugin(Plugin):
     # ------------------------------------------------------------------ contributions
     @hookimpl
     def greenroom_register_state(self, registry: StateRegistry) -> None:
-        registry.register(DeferralState, Scope.SESSION, owner=self.name)
+        registry.register(DeferralState, Scope.SESSION, owner=self.name, upgrade=upgrade_saved_state)
 
     @hookimpl
     def greenroom_tools(self, tools: ToolSet, groups: Mapping[str, ToolGroup]) -> Iterable[Tool]:

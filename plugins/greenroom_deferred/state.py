@@ -103,3 +103,34 @@ class DeferralState:
     def is_deferred(self, name: str) -> bool:
         placement = self.modes.get(name)
         return placement is not None and placement.mode == "deferred"
+
+
+# What sessions saved before placements were data said in words: the leading words of
+# the old ``reason`` name the source. Read once, when such a file is resumed.
+_OLD_REASONS: tuple[tuple[str, PlacementSource], ...] = (
+    ("never_defer", PlacementSource.NEVER_DEFER),
+    ("policy never", PlacementSource.POLICY_NEVER),
+    ("policy always", PlacementSource.POLICY_ALWAYS),
+    ("group", PlacementSource.GROUP),
+    ("rule", PlacementSource.RULE),
+    ("default", PlacementSource.DEFAULT),
+    ("inactive", PlacementSource.INACTIVE),
+    ("prior", PlacementSource.PRIOR),
+    ("promotion", PlacementSource.PROMOTION),
+    ("retention", PlacementSource.RETENTION),
+)
+
+
+def upgrade_saved_state(raw: Any) -> Any:
+    """A ``DeferralState`` as an older version saved it (``{"mode", "reason"}`` per tool)
+    in today's shape; today's shape passes through unchanged."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("modes"), dict):
+        return raw
+    modes = {}
+    for name, placement in raw["modes"].items():
+        if isinstance(placement, dict) and "source" not in placement and "reason" in placement:
+            reason = str(placement["reason"])
+            source = next((src for words, src in _OLD_REASONS if reason.startswith(words)), PlacementSource.DEFAULT)
+            placement = {"mode": placement.get("mode"), "source": source.value, "detail": reason}
+        modes[name] = placement
+    return {**raw, "modes": modes}

@@ -70,6 +70,23 @@ async def test_a_saved_session_keeps_each_source_and_loads_it_back(make_runtime,
     assert resumed.state[DeferralState].modes == modes
 
 
+async def test_a_session_saved_before_sources_existed_resumes_with_them(make_runtime, tmp_path: Path) -> None:
+    turns = [{"tool_calls": [{"name": "ToolSearch", "arguments": {"query": "select:t05"}}]}, {"text": "ok"}]
+    cfg = DeferredConfig(strategy="inject", enabled=True, rules=(Rule("t00", "eager"),), never_defer=("t02",))
+    rt = make_runtime(turns, tools=make_tools(), plugins=[Priors(), DeferredToolsPlugin(cfg)])
+    session = rt.session()
+    await session.run("x")
+    path = session.save(tmp_path / "s.json")
+    data = json.loads(path.read_text())
+    # the shape an older greenroom wrote: the reason in words, no source
+    data["state"][KEY]["modes"] = {
+        n: {"mode": p["mode"], "reason": p["detail"]} for n, p in data["state"][KEY]["modes"].items()
+    }
+    path.write_text(json.dumps(data))
+    resumed = rt.load_session(path)
+    assert resumed.state[DeferralState].modes == session.state[DeferralState].modes
+
+
 async def test_retention_decides_on_the_source_not_the_words(make_runtime) -> None:
     cfg = DeferredConfig(strategy="inject", enabled=True, retention=RetentionConfig(gamma=50))
     rt = make_runtime([{"text": "ok"}], tools=make_tools(), plugins=[DeferredToolsPlugin(cfg)])
