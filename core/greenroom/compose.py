@@ -14,8 +14,17 @@ import attrs
 
 from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig, load_config, structure_plugin_config
 from greenroom.events import EventBus
+from greenroom.mcp.checks import check_mcp
 from greenroom.models import Model, ProviderFactory
-from greenroom.plugins import Plugin, PluginHost, PluginRecord, discover, make_plugin_host
+from greenroom.plugins import (
+    Plugin,
+    PluginHost,
+    PluginRecord,
+    PluginStartError,
+    discover,
+    make_plugin_host,
+    select_enabled,
+)
 from greenroom.runtime import Runtime
 from greenroom.tools import FunctionTool, Tool, ToolDescriptor, tool
 from greenroom.tools.catalog import CatalogError, load_catalog
@@ -34,17 +43,21 @@ def load_runtime_config(
     path: str | Path, records: Sequence[PluginRecord] | None = None
 ) -> tuple[RuntimeConfig, list[PluginRecord]]:
     recs = list(records) if records is not None else discover()
-    broken = {r.name: r.error or "" for r in recs if r.cls is None}
+    broken = {r.name: r.failure.message for r in recs if r.failure is not None}
     cfg = load_config(path, plugin_schemas=plugin_schemas(recs), broken_plugins=broken)
     check_mcp(cfg)  # here, so `greenroom config check` reports it without starting anything
     return cfg, recs
 
 
 def plugin_configs(cfg: RuntimeConfig, records: Iterable[PluginRecord]) -> dict[str, Any]:
+    """The structured config of every plugin the file enables or writes a section for (an
+    opt-in plugin whose config class needs values is not asked for them unless used)."""
+    recs = list(records)
+    selection = select_enabled(recs, cfg.plugins.enable, cfg.plugins.disable)
     out: dict[str, Any] = {}
     errors: list[ConfigError] = []
-    for r in records:
-        if r.cls is None:
+    for r in recs:
+        if r.cls is None or not (selection.enabled(r.name) or r.name in cfg.plugin_sections):
             continue
         section = dict(cfg.plugin_sections.get(r.name, {}))
         try:
@@ -159,45 +172,6 @@ def build_groups(cfg: RuntimeConfig) -> list[ToolGroup]:
     return out
 
 
-def check_mcp(cfg: RuntimeConfig) -> None:
-    """What the schema cannot say about ``[[tools.mcp]]``: exactly one of command and
-    url, and a unique non-empty name (it becomes the group id and the tool prefix)."""
-    errors: list[ConfigError] = []
-    seen: dict[str, int] = {}
-    for i, server in enumerate(cfg.tools.mcp):
-        where = f"tools.mcp[{i}]"
-        if server.command and server.url:
-            errors.append(
-                ConfigError(
-                    f"server {server.name!r} sets both 'command' (stdio) and 'url' (HTTP); keep one",
-                    file=cfg.origin(f"{where}.url"),
-                    path=f"{where}.url",
-                )
-            )
-        elif not server.command and not server.url:
-            errors.append(
-                ConfigError(
-                    f"server {server.name!r} needs 'command' (a stdio server) or 'url' (a streamable-HTTP server)",
-                    file=cfg.origin(where),
-                    path=where,
-                )
-            )
-        if not server.name.strip():
-            errors.append(ConfigError("must not be empty", file=cfg.origin(f"{where}.name"), path=f"{where}.name"))
-        elif server.name in seen:
-            errors.append(
-                ConfigError(
-                    f"another MCP server is already named {server.name!r} (tools.mcp[{seen[server.name]}])",
-                    file=cfg.origin(f"{where}.name"),
-                    path=f"{where}.name",
-                )
-            )
-        else:
-            seen[server.name] = i
-    if errors:
-        raise ConfigErrors(errors)
-
-
 def build_mcp(cfg: RuntimeConfig, reserved_names: Iterable[str]) -> McpToolset | None:
     """The ``[[tools.mcp]]`` servers, prepared: uncached ones listed, eager ones started.
 
@@ -210,7 +184,7 @@ def build_mcp(cfg: RuntimeConfig, reserved_names: Iterable[str]) -> McpToolset |
     try:
         from greenroom.mcp import McpToolset
     except ImportError as exc:
-        # greenroom.mcp re-raises the SDK's ImportError with its own advice; quote only the
+        # greenroom.mcp.sdk re-raises the SDK's ImportError with its own advice; quote only the
         # underlying reason (which module is missing), not the advice twice
         reason = exc.__cause__ or exc
         raise ConfigError(
@@ -277,9 +251,24 @@ def build_runtime(
     configs = plugin_configs(cfg, recs)
     for name, value in (overrides or {}).items():
         configs[name] = value
-    host = make_plugin_host(
-        configs, enable=cfg.plugins.enable, disable=cfg.plugins.disable, records=recs, extra=extra_plugins
-    )
+    try:
+        host = make_plugin_host(
+            configs,
+            enable=cfg.plugins.enable,
+            disable=cfg.plugins.disable,
+            records=recs,
+            extra=extra_plugins,
+            configured=cfg.plugin_sections,
+        )
+    except PluginStartError as exc:
+        names = list(cfg.plugins.enable)
+        if exc.plugin in names:  # the config asked for this plugin: point at where
+            where = f"plugins.enable[{names.index(exc.plugin)}]"
+        elif exc.plugin in cfg.plugin_sections:
+            where = f"plugins.{exc.plugin}"
+        else:
+            raise
+        raise ConfigError(str(exc), file=cfg.origin(where) or cfg.files[-1], path=where) from None
     tools = [*build_tools(cfg), *extra_tools]
     groups = build_groups(cfg)
     reserved = [t.descriptor.name for t in tools] + [n for g in groups for n in g.tool_names]

@@ -6,13 +6,17 @@ Core commands live in the modules beside this one and register on ``app`` when
 
 from __future__ import annotations
 
+import inspect
 import sys
+from typing import NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from greenroom.plugins import PluginHost, PluginRecord, discover, make_plugin_host
+from greenroom.plugins import PluginRecord, PluginStartError, discover, select_enabled, start
+
+HOOK = "greenroom_cli_commands"
 
 console = Console()
 err_console = Console(stderr=True)
@@ -26,28 +30,38 @@ app = typer.Typer(
 )
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     # messages quote user text and install hints like greenroom[openai]: never markup
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 
-def add_plugin_commands(target: typer.Typer, records: list[PluginRecord] | None = None) -> PluginHost | None:
-    """Let every loadable plugin add its subcommands; failures are reported, not fatal."""
-    try:
-        host = make_plugin_host(records=records if records is not None else discover())
-    except Exception as exc:
-        err_console.print(f"[yellow]warning:[/] plugins unavailable for commands: {exc}", highlight=False)
-        return None
-    for name, plugin in host.pm.list_name_plugin():
-        impl = getattr(plugin, "greenroom_cli_commands", None)
-        if impl is None:
-            continue
+def add_plugin_commands(target: typer.Typer, records: list[PluginRecord] | None = None) -> list[str]:
+    """Let every enabled, healthy plugin add its subcommands, each in its own try: a plugin
+    that fails to start or to add them is reported and skipped. Returns who added some."""
+    recs = records if records is not None else discover()
+    selection = select_enabled(recs)
+    added: list[str] = []
+    for r in recs:
+        if not selection.enabled(r.name) or HOOK not in r.hooks():
+            continue  # plugins without commands are not started: the CLI starts fast
         try:
-            impl(app=target)
+            answer = getattr(start(r), HOOK)(app=target)
+            if inspect.isawaitable(answer):
+                answer.close()  # type: ignore[attr-defined]
+                raise TypeError(f"{HOOK} must be a plain 'def', not 'async def'")
+        except PluginStartError as exc:
+            _skipped(str(exc))
+            continue
         except Exception as exc:
-            err_console.print(f"[yellow]warning:[/] plugin {name!r} could not add its commands: {exc}", highlight=False)
-    return host
+            _skipped(f"plugin {r.name!r} (distribution {r.label}) failed in hook {HOOK}: {type(exc).__name__}: {exc}")
+            continue
+        added.append(r.name)
+    return added
+
+
+def _skipped(reason: str) -> None:
+    err_console.print(f"[yellow]warning:[/] {escape(reason)} (its commands are skipped)", highlight=False)
 
 
 def main(argv: list[str] | None = None) -> None:

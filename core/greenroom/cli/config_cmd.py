@@ -58,17 +58,18 @@ def config_schema(
     """Print the JSON Schema of a plugin's section, or of the whole config file."""
     from greenroom.config import core_schema
 
-    records = [r for r in discover() if r.cls is not None]
+    records = discover()
+    healthy = {r.name: r.cls for r in records if r.cls is not None}
     if plugin is None:
         schema = core_schema()
-        schema["properties"]["plugins"]["properties"].update(
-            {r.name: r.cls.config_schema() for r in records if r.cls is not None}
-        )
+        schema["properties"]["plugins"]["properties"].update({n: c.config_schema() for n, c in healthy.items()})
+    elif plugin in healthy:
+        schema = healthy[plugin].config_schema()
     else:
-        match = [r for r in records if r.name == plugin]
-        if not match or match[0].cls is None:
-            fail(f"unknown plugin {plugin!r} (installed: {', '.join(r.name for r in records)})")
-        schema = match[0].cls.config_schema()  # type: ignore[union-attr]
+        failed = {r.name: r.failure for r in records if r.failure is not None}
+        if plugin in failed:
+            fail(f"plugin {plugin!r} is installed but failed to load: {failed[plugin]}")
+        fail(f"unknown plugin {plugin!r} (installed: {', '.join(healthy)})")
     typer.echo(json.dumps(schema, indent=2))
 
 

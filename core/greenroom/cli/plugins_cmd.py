@@ -6,21 +6,23 @@ import json
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from greenroom.cli.app import app, console, err_console
-from greenroom.plugins import discover
+from greenroom.plugins import PluginRecord, Status, discover, select_enabled, start_failure
+
+_STYLE = {Status.FAILED: "[red]failed[/]", Status.ENABLED: "[green]enabled[/]"}
 
 
-@app.command("plugins")
-def plugins_cmd(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
-    """List installed plugins: name, distribution, version, hooks, status."""
-    records = discover()
+def plugin_rows(records: list[PluginRecord]) -> list[dict[str, Any]]:
+    """One row per plugin. Each healthy plugin is also started once with its default
+    config, so a constructor that raises shows here rather than in the next run."""
+    selection = select_enabled(records)
     rows: list[dict[str, Any]] = []
-    from greenroom.plugins import select_enabled
-
-    select_enabled(records, (), ())
     for r in records:
+        failure = start_failure(r)
+        status = Status.FAILED if failure is not None else selection.status[r.name]
         rows.append(
             {
                 "name": r.name,
@@ -28,10 +30,17 @@ def plugins_cmd(as_json: Annotated[bool, typer.Option("--json", help="Machine-re
                 "version": r.version,
                 "entry_point": r.entry_point,
                 "hooks": r.hooks(),
-                "status": "error" if r.error else ("enabled" if r.enabled else "opt-in"),
-                "error": r.error,
+                "status": status.value,
+                "error": failure.as_json() if failure is not None else None,
             }
         )
+    return rows
+
+
+@app.command("plugins")
+def plugins_cmd(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
+    """List installed plugins: name, distribution, version, hooks, status."""
+    rows = plugin_rows(discover())
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -39,10 +48,11 @@ def plugins_cmd(as_json: Annotated[bool, typer.Option("--json", help="Machine-re
     for col in ("name", "distribution", "version", "status", "hooks"):
         table.add_column(col)
     for row in rows:
-        status = {"error": "[red]error[/]", "enabled": "[green]enabled[/]"}.get(row["status"], row["status"])
+        status = _STYLE.get(Status(row["status"]), row["status"])
         hooks = ", ".join(h.removeprefix("greenroom_") for h in row["hooks"])
         table.add_row(row["name"], row["distribution"], row["version"], status, hooks)
     console.print(table)
     for row in rows:
         if row["error"]:
-            err_console.print(f"[red]plugin {row['name']!r} failed to load:[/] {row['error']}", highlight=False)
+            kind, message = row["error"]["kind"], escape(row["error"]["message"])
+            err_console.print(f"[red]plugin {row['name']!r} failed ({kind}):[/] {message}", highlight=False)

@@ -257,7 +257,8 @@ def load_config(
 
     ``plugin_schemas`` maps installed plugin names to their section schemas; a section
     for a plugin not in it is an error. ``broken_plugins`` maps installed plugins that
-    failed to load to their load error: they may be disabled, but not configured.
+    failed to load to their load error: they may be disabled, but neither enabled nor
+    configured, and either is an error that quotes the load error.
     Plugin sections are returned as plain tables in ``plugin_sections``
     (``greenroom.compose`` structures them into each plugin's config class).
     """
@@ -290,11 +291,14 @@ def load_config(
             errors.extend(schema_errors(section, plugin_schemas[name], where, origins))
         for key in ("enable", "disable"):
             for i, name in enumerate(plugins_table.get(key, []) or []):
-                if key == "disable" and name in broken:
-                    continue
-                if isinstance(name, str) and name not in plugin_schemas:
-                    where = f"plugins.{key}[{i}]"
-                    errors.append(ConfigError(f"unknown plugin {name!r}", file=find_origin(origins, where), path=where))
+                if not isinstance(name, str) or name in plugin_schemas or (key == "disable" and name in broken):
+                    continue  # disabling a failed plugin is how a user keeps it off
+                where = f"plugins.{key}[{i}]"
+                if name in broken:
+                    message = f"plugin {name!r} is installed but failed to load: {broken[name]}"
+                else:
+                    message = f"unknown plugin {name!r}"
+                errors.append(ConfigError(message, file=find_origin(origins, where), path=where))
     if errors:
         raise ConfigErrors(errors)
     core = {k: v for k, v in merged.items() if k in ("agent", "tools", "session")}

@@ -173,7 +173,7 @@ async def test_multi_step_run_keeps_the_prefix_byte_identical(server: FakeLLMSer
 def test_providers_are_installed_plugins() -> None:
     records = {r.name: r for r in discover()}
     for name, cls in (("openai", OpenAIProvider), ("anthropic", AnthropicProvider)):
-        assert records[name].cls is cls and records[name].error is None
+        assert records[name].cls is cls and records[name].failure is None
 
 
 # ----------------------------------------------------------------------------- malformed arguments
