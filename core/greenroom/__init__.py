@@ -12,10 +12,22 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from greenroom.accounting import message_tokens
+    from greenroom.cli.live import LiveView
     from greenroom.compose import build_runtime, load_runtime_config
     from greenroom.config import AgentConfig, ConfigError, RuntimeConfig
     from greenroom.context import Decision, RunContext, RunOutcome
-    from greenroom.events import Event, EventBus, GroupLoaded, PluginError, PluginWarning, TraceWriter
+    from greenroom.events import (
+        Event,
+        EventBus,
+        GroupLoaded,
+        PluginError,
+        PluginWarning,
+        RequestSent,
+        ToolExecuted,
+        TraceWriter,
+    )
+    from greenroom.failures import PluginHookError, RunFailure
     from greenroom.hookspecs import hookspec
     from greenroom.models import (
         HostedSearch,
@@ -29,10 +41,12 @@ if TYPE_CHECKING:
         RequestDraft,
         SystemSection,
         ToolCall,
+        ToolPlacement,
         Usage,
         supports_native_tool_search,
     )
-    from greenroom.plugins import Plugin, PluginHookError, hookimpl, make_plugin_host
+    from greenroom.plugins import Plugin, hookimpl, make_plugin_host
+    from greenroom.providers.scripted import PolicyModel
     from greenroom.redact import public_url
     from greenroom.runtime import Runtime
     from greenroom.search import (
@@ -76,12 +90,16 @@ _EXPORTS: dict[str, str] = {
     "Decision": "greenroom.context",
     "RunContext": "greenroom.context",
     "RunOutcome": "greenroom.context",
+    "RunFailure": "greenroom.failures",
     "Event": "greenroom.events",
     "EventBus": "greenroom.events",
     "GroupLoaded": "greenroom.events",
     "PluginError": "greenroom.events",
     "PluginWarning": "greenroom.events",
     "TraceWriter": "greenroom.events",
+    "RequestSent": "greenroom.events",
+    "ToolExecuted": "greenroom.events",
+    "LiveView": "greenroom.cli.live",
     "hookspec": "greenroom.hookspecs",
     "HostedSearch": "greenroom.models",
     "Message": "greenroom.models",
@@ -94,12 +112,15 @@ _EXPORTS: dict[str, str] = {
     "RequestDraft": "greenroom.models",
     "SystemSection": "greenroom.models",
     "ToolCall": "greenroom.models",
+    "ToolPlacement": "greenroom.models",
     "Usage": "greenroom.models",
     "supports_native_tool_search": "greenroom.models",
     "Plugin": "greenroom.plugins",
-    "PluginHookError": "greenroom.host",
+    "PluginHookError": "greenroom.failures",
     "hookimpl": "greenroom.plugins",
     "make_plugin_host": "greenroom.plugins",
+    "PolicyModel": "greenroom.providers.scripted",
+    "message_tokens": "greenroom.accounting",
     "public_url": "greenroom.redact",
     "Runtime": "greenroom.runtime",
     "Ranking": "greenroom.search",
@@ -151,6 +172,7 @@ __all__ = [
     "FunctionTool",
     "GroupLoaded",
     "HostedSearch",
+    "LiveView",
     "Message",
     "Model",
     "ModelError",
@@ -160,11 +182,14 @@ __all__ = [
     "PluginError",
     "PluginHookError",
     "PluginWarning",
+    "PolicyModel",
     "ProviderContent",
     "ProviderFactory",
     "Ranking",
     "RequestDraft",
+    "RequestSent",
     "RunContext",
+    "RunFailure",
     "RunOutcome",
     "Runtime",
     "RuntimeConfig",
@@ -180,7 +205,9 @@ __all__ = [
     "ToolCall",
     "ToolCallContext",
     "ToolDescriptor",
+    "ToolExecuted",
     "ToolGroup",
+    "ToolPlacement",
     "ToolPriors",
     "ToolResult",
     "ToolSet",
@@ -197,6 +224,7 @@ __all__ = [
     "load_catalog",
     "load_runtime_config",
     "make_plugin_host",
+    "message_tokens",
     "normalize_term",
     "parameters_json",
     "passes_required",

@@ -11,6 +11,7 @@ import attrs
 
 from greenroom import events as ev
 from greenroom.config import AgentConfig
+from greenroom.failures import RunFailure
 from greenroom.models import Usage, supports_native_tool_search
 from greenroom.search import Ranking, ScoredTool, SearchQuery
 from greenroom.state import (
@@ -53,12 +54,20 @@ class Decision:
 
 @attrs.frozen
 class RunOutcome:
+    """How a run ended: its answer (``final``), or why it stopped.
+
+    ``error`` is the message of what ended the run with stop reason ``error``;
+    ``failure`` says the same as data (the plugin, distribution and hook when a plugin
+    failed).
+    """
+
     run_id: str
     text: str
     steps: int
     stop_reason: Literal["final", "max_steps", "cancelled", "error"]
     usage: Usage
     error: str | None = None
+    failure: RunFailure | None = None
 
 
 class RunContext:

@@ -16,6 +16,8 @@ from typing import IO, Any
 
 import attrs
 
+from greenroom.failures import RunFailure
+
 
 @attrs.frozen
 class Event:
@@ -144,11 +146,16 @@ class GroupLoaded(Event):
 
 @attrs.frozen
 class PluginError(Event):
+    """A plugin's hook raised, named by plugin, distribution and hook."""
+
     kind: str = attrs.field(init=False, default="error")
     plugin: str = ""
     distribution: str = ""
     hook: str = ""
     message: str = ""
+    step: int | None = None
+    call_id: str | None = None
+    """The tool call a per-call hook failed on (its call alone failed); None for a phase hook."""
 
     def describe(self) -> str:
         return f"plugin {self.plugin} failed in {self.hook}: {self.message}"
@@ -184,6 +191,9 @@ class RunFinished(Event):
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
+    error: str | None = None
+    failure: RunFailure | None = None
+    """What ended the run when ``stop_reason`` is ``error``, as data."""
 
 
 def short(value: Any, width: int = 90) -> str:

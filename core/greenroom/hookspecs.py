@@ -1,8 +1,12 @@
 """Every greenroom hook, typed and documented, grouped by phase in call order.
 
-Plugin authors implement these with ``from greenroom import hookimpl``. Any hook may be
-written as ``async def``; the runtime awaits what it returns. A hook is called once per
-phase (once per tool call for the per-call hooks), never once per catalog tool.
+Plugin authors implement these with ``from greenroom import hookimpl``. A hook that the
+runtime calls during a run may be written as ``async def``: each implementation finishes
+before the next is called, in pluggy's order, and wrappers (``wrapper=True`` or
+``hookwrapper=True``) see and may change the answers. A hook is called once per phase
+(once per tool call for the per-call hooks), never once per catalog tool. Each hook's
+docstring says what happens when it raises; every such error names the plugin, its
+distribution and the hook.
 """
 
 from __future__ import annotations
@@ -16,10 +20,9 @@ if TYPE_CHECKING:
     import typer
 
     from greenroom.context import Decision, RunContext, RunOutcome
-    from greenroom.models import ModelResponse, ProviderFactory, RequestDraft, ToolCall
+    from greenroom.models import ModelResponse, ProviderFactory, RequestDraft, ToolCall, ToolPlacement
     from greenroom.search import Ranking, ScoredTool, SearchQuery
     from greenroom.state import StateRegistry
-    from greenroom.stores import StoreFactory
     from greenroom.tools import Tool, ToolDescriptor, ToolResult
     from greenroom.tools.groups import ToolGroup
     from greenroom.tools.toolset import ToolSet
@@ -40,16 +43,23 @@ def greenroom_register_state(registry: StateRegistry) -> None:
     Called once per runtime, before any run. Call ``registry.register(Cls, Scope.X)``
     for each attrs class the plugin stores under ``ctx.state`` / ``ctx.session_state``
     / ``ctx.profile_state``.
+
+    If it raises, the runtime is not built; the error names the plugin, its
+    distribution and the hook.
     """
 
 
 @hookspec
 def greenroom_tools(tools: ToolSet, groups: Mapping[str, ToolGroup]) -> Iterable[Tool] | None:
-    """Contribute tools of the plugin's own (for example ToolSearch, load_tools).
+    """Contribute tools of the plugin's own (a tool search or a group loader, say).
 
     Called once per runtime with the user's tool set and tool groups (read-only), after
     they are known. Return the tools to add; they are visible to the model like any other
-    tool and go through the same placement, validation and gates.
+    tool and go through the same placement, validation and gates, and they run with the
+    run's context (``ToolCallContext.run``).
+
+    If it raises, the runtime is not built; the error names the plugin, its
+    distribution and the hook.
     """
 
 
@@ -58,14 +68,9 @@ def greenroom_model_providers() -> Mapping[str, ProviderFactory] | None:
     """Contribute model providers by prefix: ``{"openai": factory}``.
 
     ``agent.model = "openai:gpt-4o-mini"`` calls ``factory("gpt-4o-mini", options)``.
-    """
 
-
-@hookspec
-def greenroom_profile_stores() -> Mapping[str, StoreFactory] | None:
-    """Contribute profile stores by URL scheme: ``{"redis": factory}``.
-
-    ``factory(url)`` returns a ``greenroom.stores.ProfileStore``.
+    If it raises, the runtime is not built; the error names the plugin, its
+    distribution and the hook.
     """
 
 
@@ -87,6 +92,9 @@ def greenroom_run_start(ctx: RunContext) -> None:
 
     Called once per run, before the first model call. ``ctx.state`` (run scope) is fresh;
     session and profile state carry over.
+
+    If it raises, the run ends with stop reason ``error`` and a ``PluginHookError``
+    naming the plugin, its distribution and the hook; RunEnd still runs.
     """
 
 
@@ -97,6 +105,9 @@ def greenroom_hidden_tools(ctx: RunContext, tools: Sequence[ToolDescriptor]) -> 
     Called once per run, right after ``greenroom_run_start``. Hidden tools are never
     sent, searched, revealed or executed (a call to one gets an error result). A plugin
     whose BeforeToolExecute gate blocks a tool outright should hide it here too.
+
+    If it raises, the run ends with stop reason ``error`` and a named error; RunEnd
+    still runs.
     """
 
 
@@ -107,6 +118,9 @@ def greenroom_before_inference(ctx: RunContext, request: RequestDraft) -> None:
     Called once per step, before the model call. ``request.tools`` starts as every
     visible tool; plugins remove (defer), add or reorder. Changes to the stable part
     (tools and stable system sections) invalidate the provider's prompt cache.
+
+    If it raises, the run ends with stop reason ``error`` and a named error; RunEnd
+    still runs.
     """
 
 
@@ -115,6 +129,9 @@ def greenroom_after_inference(ctx: RunContext, response: ModelResponse) -> None:
     """Observe the model's response: usage, text, the tool calls it asked for.
 
     Called once per step, after the model call and before any tool runs.
+
+    If it raises, the run ends with stop reason ``error`` and a named error, before any
+    of the step's tool calls runs; RunEnd still runs.
     """
 
 
@@ -122,9 +139,14 @@ def greenroom_after_inference(ctx: RunContext, response: ModelResponse) -> None:
 def greenroom_resolve_tool_call(ctx: RunContext, call: ToolCall) -> ToolCall | None:
     """Rewrite a tool call before anything else sees it (first non-None result wins).
 
-    Called once per tool call. A dispatcher such as ``deferred_tool_call(tool_name,
-    arguments)`` returns the real call (keeping the call id), so validation, gates,
-    events and usage counts all see the real tool. Return None to leave it as is.
+    Called once per tool call. A plugin whose tool dispatches to other tools (it takes a
+    tool name and that tool's arguments) returns the real call (keeping the call id), so
+    validation, gates, events and usage counts all see the real tool. Return None to
+    leave it as is.
+
+    If it raises, that call fails closed: it is not run, the model gets an error result
+    naming the plugin and the hook, a ``PluginError`` event is emitted, and the run
+    goes on.
     """
 
 
@@ -134,7 +156,12 @@ def greenroom_before_tool_execute(ctx: RunContext, call: ToolCall, tool: ToolDes
 
     Called once per tool call, after resolve and validation. Return
     ``Decision.block("why")`` or ``Decision.answer(result)`` to stop the call, or None to
-    let the next plugin (and finally the tool) decide.
+    let the next plugin (and finally the tool) decide. ``Decision.allow()`` runs the tool
+    at once: later gates are not asked (pluggy's firstresult).
+
+    If it raises, that call fails closed: it is not run, the model gets an error result
+    naming the plugin and the hook, a ``PluginError`` event is emitted, and the run
+    goes on.
     """
 
 
@@ -144,6 +171,10 @@ def greenroom_after_tool_execute(ctx: RunContext, call: ToolCall, result: ToolRe
 
     Called once per tool call, after execution (or after a gate answered or blocked it,
     or an error result was made). Tool usage for this step is already recorded.
+
+    If it raises, that call fails closed: the model gets an error result naming the
+    plugin and the hook instead of the tool's result (the tool did run), a
+    ``PluginError`` event is emitted, and the run goes on.
     """
 
 
@@ -151,7 +182,11 @@ def greenroom_after_tool_execute(ctx: RunContext, call: ToolCall, result: ToolRe
 def greenroom_run_end(ctx: RunContext, outcome: RunOutcome) -> None:
     """The run finished (final answer, max_steps, cancellation or error).
 
-    Called once per run, even when the run failed. Save what should outlive the run.
+    Called once per run, whatever ended it (``outcome.stop_reason``; ``outcome.failure``
+    says what failed). Save what should outlive the run.
+
+    Every implementation is called even when one raises: each failure is a
+    ``PluginError`` event, and the run's outcome stands.
     """
 
 
@@ -168,6 +203,11 @@ def greenroom_rank_tools(
 
     Called once per search with the tools the agent may use. Return a ``Ranking``
     (ranker name and scored candidates, best first) or None to abstain.
+
+    If it raises during a search a tool made (``ctx.search`` in a plugin's tool, a tool
+    search say), that tool call fails closed with an error result naming the plugin and
+    the hook, and the run goes on; during a search a phase hook made, the run ends as
+    for that phase hook.
     """
 
 
@@ -182,6 +222,24 @@ def greenroom_search_tools(
 
     Called once per search after ``greenroom_rank_tools``. The first non-None answer
     wins; wrap it (``hookwrapper=True`` or ``wrapper=True``) to re-rank or override.
+
+    A failure is contained as for ``greenroom_rank_tools``.
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Inspection: what plugins tell operators about a runtime.
+# --------------------------------------------------------------------------------------
+
+
+@hookspec
+def greenroom_inspect_tools(ctx: RunContext) -> Mapping[str, ToolPlacement] | None:
+    """How this plugin placed each tool, for operators: ``{tool name: ToolPlacement}``.
+
+    Called by ``greenroom inspect`` after the first request was previewed (RunStart and
+    BeforeInference have run), and by anything else that explains a runtime. Return None
+    when the plugin places no tools; when several plugins name one tool, the first
+    answer in hook order wins.
     """
 
 

@@ -1,10 +1,14 @@
-"""PluginHost: the pluggy manager greenroom calls hooks through, and the errors that
-name the plugin, distribution and hook a failure came from."""
+"""PluginHost: the pluggy manager greenroom calls hooks through.
+
+Every call goes through pluggy's own call loop, so order (tryfirst, trylast, last
+registered first), firstresult and old- and new-style wrappers behave as pluggy documents.
+A hook with no ``async def`` implementation is a plain pluggy call. A hook with one is
+called so that each async implementation finishes before pluggy calls the next, and
+wrappers see and change finished answers (``greenroom.hookcall``).
+"""
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -12,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from greenroom import hookspecs
+from greenroom.failures import PluginHookError as PluginHookError  # re-exported: where users look for it
+from greenroom.hookcall import Owner, call_in_passes, collecting, is_async, wrap
 
 if TYPE_CHECKING:
     from greenroom.plugins import PluginRecord
@@ -21,24 +27,12 @@ class PluginLoadError(Exception):
     """A plugin that could not be imported or set up."""
 
 
-class PluginHookError(Exception):
-    """An exception raised inside a plugin's hook, with who raised it."""
-
-    def __init__(self, plugin: str, distribution: str, hook: str, error: BaseException) -> None:
-        self.plugin = plugin
-        self.distribution = distribution
-        self.hook = hook
-        self.error = error
-        super().__init__(
-            f"plugin {plugin!r} (distribution {distribution}) failed in hook {hook}: {type(error).__name__}: {error}"
-        )
-
-
 class PluginHost:
     """A pluggy manager plus what greenroom knows about each plugin.
 
-    Hooks are called through ``call`` / ``call_first`` so async implementations are
-    awaited and any exception names the plugin, its distribution and the hook.
+    Hooks are called through ``call`` / ``call_first`` (in the event loop), ``call_each``
+    (every implementation even when some fail) and ``call_sync`` (outside the loop); any
+    exception names the plugin, its distribution and the hook (``PluginHookError``).
     """
 
     def __init__(self, records: Sequence[PluginRecord]) -> None:
@@ -46,7 +40,7 @@ class PluginHost:
         self.pm.add_hookspecs(hookspecs)
         self.records = list(records)
         self._dist: dict[str, str] = {r.name: r.label for r in records}
-        self._async_hooks: dict[str, bool] = {}
+        self._async_impls: dict[str, list[str]] = {}  # hook name -> plugins with an async implementation
         self._spec_sources: list[ModuleType | type] = []
 
     # ---------------------------------------------------------------- registration
@@ -60,12 +54,16 @@ class PluginHost:
         if distribution:
             self._dist[name] = distribution
         self.pm.register(plugin, name=name)
-        self._async_hooks.clear()
         dist = self._dist.get(name, "?")
         for hook_caller in self.pm.get_hookcallers(plugin) or ():
             for impl in hook_caller.get_hookimpls():
-                if impl.plugin is plugin and not (impl.hookwrapper or impl.wrapper):
-                    impl.function = _guard(impl.function, name, dist, hook_caller.name)  # type: ignore[misc]
+                if impl.plugin is not plugin:
+                    continue
+                is_wrapper = bool(impl.hookwrapper or impl.wrapper)
+                if not is_wrapper and is_async(impl.function):
+                    self._async_impls.setdefault(hook_caller.name, []).append(name)
+                owner = Owner(name, dist, hook_caller.name)
+                impl.function = wrap(impl.function, owner, wrapper=is_wrapper)  # type: ignore[misc]
 
     def plugin(self, name: str) -> Any:
         return self.pm.get_plugin(name)
@@ -78,85 +76,35 @@ class PluginHost:
         return bool(getattr(self.pm.hook, hook_name).get_hookimpls())
 
     # ---------------------------------------------------------------- calling
-    async def call(self, hook_name: str, **kwargs: Any) -> list[Any]:
-        """Call every implementation in pluggy's order, each finishing before the next starts."""
+    async def call(self, hook_name: str, **kwargs: Any) -> Any:
+        """Call a hook as pluggy does (a list of the non-None answers; for a firstresult
+        hook the first one), awaiting async implementations in pluggy's order."""
         caller = getattr(self.pm.hook, hook_name)
-        if not self._has_async(caller):
-            return list(caller(**kwargs))  # plain pluggy call: wrappers apply as usual
-        return await self._walk(caller, kwargs, first=False)
+        if hook_name not in self._async_impls:
+            return caller(**kwargs)  # the hot path: several hooks a step
+        return await call_in_passes(caller, kwargs)
 
     async def call_first(self, hook_name: str, **kwargs: Any) -> Any:
-        """Call a firstresult hook: the first non-None answer, async ones included."""
-        caller = getattr(self.pm.hook, hook_name)
-        if not self._has_async(caller):
-            return caller(**kwargs)  # plain pluggy call: wrappers apply as usual
-        answers = await self._walk(caller, kwargs, first=True)
-        return answers[0] if answers else None
+        """The first non-None answer, or None: pluggy's answer for a firstresult hook (later
+        implementations are not called), the first of the list for any other."""
+        answer = await self.call(hook_name, **kwargs)
+        if getattr(self.pm.hook, hook_name).spec.opts.get("firstresult"):
+            return answer
+        return answer[0] if answer else None
 
-    def _has_async(self, caller: Any) -> bool:
-        """Whether any implementation of the hook is async (cached until a plugin registers:
-        asked at every phase of every step)."""
-        found = self._async_hooks.get(caller.name)
-        if found is None:
-            found = any(inspect.iscoroutinefunction(_unwrap(i.function)) for i in caller.get_hookimpls())
-            self._async_hooks[caller.name] = found
-        return found
-
-    @staticmethod
-    async def _walk(caller: Any, kwargs: dict[str, Any], *, first: bool) -> list[Any]:
-        """The non-None answers in pluggy's own call order (tryfirst, last registered,
-        trylast), each awaited before the next implementation is called: pluggy itself
-        would only create the coroutines, so a sync implementation later in the order would
-        run before an earlier async one had finished."""
-        out = []
-        for impl in reversed(caller.get_hookimpls()):
-            if impl.hookwrapper or impl.wrapper:
-                continue
-            r = impl.function(*[kwargs[a] for a in impl.argnames])
-            if inspect.isawaitable(r):
-                r = await r
-            if r is not None:
-                out.append(r)
-                if first:
-                    break
-        return out
+    async def call_each(self, hook_name: str, **kwargs: Any) -> tuple[list[Any], list[PluginHookError]]:
+        """Call every implementation even when some fail (a hook every plugin must see, such
+        as RunEnd): the answers of those that did not fail, and the failures."""
+        with collecting() as failures:
+            answers = await self.call(hook_name, **kwargs)
+        return list(answers or ()), failures
 
     def call_sync(self, hook_name: str, **kwargs: Any) -> list[Any]:
-        """Call a contribution hook outside the event loop (async answers are rejected)."""
-        results = getattr(self.pm.hook, hook_name)(**kwargs)
-        for r in results:
-            if inspect.isawaitable(r):
-                r.close()  # type: ignore[attr-defined]
-                raise PluginLoadError(f"{hook_name} must not be async")
-        return list(results)
-
-
-def _unwrap(func: Any) -> Any:
-    return getattr(func, "__wrapped__", func)
-
-
-def _guard(func: Any, plugin: str, dist: str, hook: str) -> Any:
-    """Wrap one hook implementation so its exceptions name the plugin."""
-    if inspect.iscoroutinefunction(func):
-
-        @functools.wraps(func)
-        async def aguarded(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await func(*args, **kwargs)
-            except PluginHookError:
-                raise
-            except Exception as exc:
-                raise PluginHookError(plugin, dist, hook, exc) from exc
-
-        return aguarded
-
-    @functools.wraps(func)
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except PluginHookError:
-            raise
-        except Exception as exc:
-            raise PluginHookError(plugin, dist, hook, exc) from exc
-
-    return guarded
+        """Call a contribution hook outside the event loop; its implementations must not be async."""
+        async_plugins = self._async_impls.get(hook_name)
+        if async_plugins:
+            raise PluginLoadError(
+                f"plugin {async_plugins[0]!r} (distribution {self._dist.get(async_plugins[0], '?')}) implements "
+                f"{hook_name} as 'async def', but this hook is called synchronously: make it a plain 'def'"
+            )
+        return list(getattr(self.pm.hook, hook_name)(**kwargs))

@@ -1,45 +1,43 @@
-"""The run loop: sessions, runs, steps and the phases plugins hook into.
+"""The run loop: a composed runtime, its runs and steps, and the phases plugins hook into.
 
 ::
 
     RunStart -> hidden tools
       repeat up to max_steps:
         BeforeInference -> model.complete -> AfterInference
-        per tool call, concurrently: resolve -> validate -> BeforeToolExecute
-                                     -> execute (timeout) -> AfterToolExecute
+        the turn's tool calls, concurrently (``greenroom.calls``)
     RunEnd
 
-Model mistakes (unknown tool, malformed JSON, invalid arguments) and tool failures
-(exceptions, timeouts) become error results the model reads; they never end the run.
+Model mistakes and tool failures become error results the model reads, and a per-call
+hook's failure fails only its call (``greenroom.calls``). A phase hook's failure, a model
+error or any other exception ends the run with stop reason ``error``; whatever ends it,
+RunEnd reaches every plugin and the trace ends with ``run_end``.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
-import time
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
-import attrs
 
 from greenroom import events as ev
 from greenroom.accounting import RequestAccounting
+from greenroom.calls import ToolCalls, answer_open_calls
 from greenroom.config import AgentConfig
 from greenroom.context import RunContext, RunOutcome
-from greenroom.host import PluginHookError, PluginHost
+from greenroom.failures import PluginHookError, RunFailure, first_error
+from greenroom.host import PluginHost
 from greenroom.models import (
     Message,
     Model,
-    ModelError,
     ModelRequest,
     RequestDraft,
     SystemSection,
-    ToolCall,
     supports_native_tool_search,
 )
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
@@ -50,9 +48,9 @@ from greenroom.state import (
     StateStore,
     register_core_state,
 )
-from greenroom.tools import Tool, ToolCallContext, ToolDescriptor, ToolResult
+from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.groups import ToolGroup
-from greenroom.tools.toolset import DuplicateToolError, ToolSet, invalid_arguments_message, validation_problems
+from greenroom.tools.toolset import DuplicateToolError, ToolSet
 
 log = logging.getLogger("greenroom")
 
@@ -103,6 +101,7 @@ class Runtime:
         self.profile_state = StateStore(self.registry, Scope.PROFILE)
         self.accounting = RequestAccounting()
         self._closers: list[Any] = []
+        self._calls = ToolCalls(self)
         self.config: Any = None  # the RuntimeConfig when built from a file
 
     async def preview(self, session: Session | None = None) -> ModelRequest:
@@ -196,44 +195,43 @@ class Runtime:
 
     # -- the loop ---------------------------------------------------------------------
     async def run(self, session: Session, user_input: str) -> RunOutcome:
+        """Drive one user input to an outcome. RunEnd runs and ``run_end`` ends the trace
+        whatever ends the run; a phase hook's failure, a model error or any other
+        exception is raised after that (the exception itself, never a task group)."""
         run_id = uuid.uuid4().hex[:12]
         ctx = RunContext(self, session, run_id, user_input)
         session.runs += 1
         session.messages.append(Message(role="user", content=user_input))
         self.events.emit(ev.RunStarted(run_id=run_id, session_id=session.id, agent_id=self.agent.id, input=user_input))
-        outcome: RunOutcome | None = None
         try:
             outcome = await self._loop(ctx)
         except anyio.get_cancelled_exc_class():
-            _answer_open_calls(session.messages, "cancelled before it finished")
-            outcome = RunOutcome(run_id, "", ctx.step, "cancelled", ctx.usage_total)
+            answer_open_calls(session.messages, "cancelled before it finished")
             with anyio.CancelScope(shield=True):
-                await self._finish(ctx, outcome)
+                await self._finish(ctx, RunOutcome(run_id, "", ctx.step, "cancelled", ctx.usage_total))
             raise
-        except PluginHookError as exc:
-            outcome = RunOutcome(run_id, "", ctx.step, "error", ctx.usage_total, error=str(exc))
-            self.events.emit(
-                ev.PluginError(
-                    plugin=exc.plugin,
-                    distribution=exc.distribution,
-                    hook=exc.hook,
-                    message=f"{type(exc.error).__name__}: {exc.error}",
-                )
-            )
+        except Exception as exc:
+            error = first_error(exc)
+            failure = RunFailure.of(error)
+            if isinstance(error, PluginHookError):
+                log.debug("%s", error, exc_info=error.error)
+                self.events.emit(_plugin_error(error, ctx.step))
+            answer_open_calls(session.messages, "was not run: the run ended with an error")
+            outcome = RunOutcome(run_id, "", ctx.step, "error", ctx.usage_total, error=str(error), failure=failure)
             await self._finish(ctx, outcome)
-            raise
-        except ModelError as exc:
-            # the provider gave up (after its retries): plugins still see the run end, so
-            # what the run learned is saved and the trace is complete
-            outcome = RunOutcome(run_id, "", ctx.step, "error", ctx.usage_total, error=str(exc))
-            await self._finish(ctx, outcome)
-            raise
+            if error is exc:
+                raise
+            raise error from None
         await self._finish(ctx, outcome)
         return outcome
 
     async def _finish(self, ctx: RunContext, outcome: RunOutcome) -> None:
+        """RunEnd for every plugin (one failing does not skip the others), then the trace's last event."""
         try:
-            await self.host.call("greenroom_run_end", ctx=ctx, outcome=outcome)
+            _, failures = await self.host.call_each("greenroom_run_end", ctx=ctx, outcome=outcome)
+            for failure in failures:
+                log.debug("%s", failure, exc_info=failure.error)
+                self.events.emit(_plugin_error(failure, ctx.step))
         finally:
             ctx._session.last_snapshot = ctx._session.snapshot(ctx)
             self.events.emit(
@@ -244,6 +242,8 @@ class Runtime:
                     input_tokens=outcome.usage.input_tokens,
                     output_tokens=outcome.usage.output_tokens,
                     cached_input_tokens=outcome.usage.cached_input_tokens,
+                    error=outcome.error,
+                    failure=outcome.failure,
                 )
             )
 
@@ -287,136 +287,16 @@ class Runtime:
             await self.host.call("greenroom_after_inference", ctx=ctx, response=response)
             if not response.tool_calls:
                 return RunOutcome(ctx.run_id, response.message.content, ctx.step, "final", ctx.usage_total)
-            results = await self._execute_calls(ctx, response.tool_calls)
+            results = await self._calls.run_turn(ctx, response.tool_calls)
             ctx._session.messages.extend(results)
         return RunOutcome(ctx.run_id, "", ctx.step, "max_steps", ctx.usage_total)
-
-    async def _execute_calls(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[Message]:
-        results: list[Message | None] = [None] * len(calls)
-        limiter = anyio.Semaphore(max(1, self.agent.max_concurrency))
-
-        async def one(i: int, call: ToolCall) -> None:
-            async with limiter:
-                results[i] = await self._execute_one(ctx, call)
-
-        try:
-            async with anyio.create_task_group() as tg:
-                for i, call in enumerate(calls):
-                    tg.start_soon(one, i, call)
-        except anyio.get_cancelled_exc_class():
-            # keep what finished before the cancel; run() answers the rest
-            ctx._session.messages.extend(r for r in results if r is not None)
-            raise
-        return [r for r in results if r is not None]
-
-    async def _execute_one(self, ctx: RunContext, call: ToolCall) -> Message:
-        requested = call.name
-        resolved = await self.host.call_first("greenroom_resolve_tool_call", ctx=ctx, call=call)
-        if resolved is not None and resolved != call:
-            call = attrs.evolve(resolved, id=call.id)
-            self.events.emit(
-                ev.ToolCallResolved(step=ctx.step, call_id=call.id, requested=requested, resolved=call.name)
-            )
-        started = time.perf_counter()
-        decided_by: str | None = None
-        result = self._precheck(ctx, call)
-        if result is None:
-            tool = self.tools[call.name]
-            decision = await self.host.call_first(
-                "greenroom_before_tool_execute", ctx=ctx, call=call, tool=tool.descriptor
-            )
-            if decision is not None and decision.action == "block":
-                decided_by = "gate"
-                result = ToolResult.error(f"call to {call.name!r} was blocked: {decision.reason}")
-            elif decision is not None and decision.action == "answer":
-                decided_by = "gate"
-                result = decision.result or ToolResult("")
-            else:
-                result = await self._run_tool(ctx, tool, call)
-        if call.name in self.tools and call.name not in ctx.hidden:
-            ctx.usage.record(ctx.step, call.name)
-        await self.host.call("greenroom_after_tool_execute", ctx=ctx, call=call, result=result)
-        self.events.emit(
-            ev.ToolExecuted(
-                step=ctx.step,
-                call_id=call.id,
-                tool=call.name,
-                arguments=call.arguments,
-                is_error=result.is_error,
-                content=result.content,
-                duration_ms=(time.perf_counter() - started) * 1000,
-                decided_by=decided_by,
-            )
-        )
-        return Message(
-            role="tool", content=result.content, tool_call_id=call.id, name=call.name, is_error=result.is_error
-        )
-
-    def _precheck(self, ctx: RunContext, call: ToolCall) -> ToolResult | None:
-        """Unknown tool, hidden tool, malformed or invalid arguments -> an error result."""
-        if call.name not in self.tools or call.name in ctx.hidden:
-            return ToolResult.error(self._unknown_tool_message(ctx, call.name))
-        if call.arguments is None:
-            raw = (call.raw_arguments or "")[:500]
-            return ToolResult.error(
-                f"the arguments for {call.name!r} are not a JSON object: {raw!r}. "
-                "Send the arguments as one JSON object."
-            )
-        problems = validation_problems(self.tools, call.name, call.arguments)
-        if problems:
-            return ToolResult.error(invalid_arguments_message(self.tools[call.name].descriptor, problems))
-        return None
-
-    def _unknown_tool_message(self, ctx: RunContext, name: str) -> str:
-        pool = [d.name for d in ctx.visible_descriptors()]
-        close = difflib.get_close_matches(name, pool, n=3, cutoff=0.6)
-        msg = f"there is no tool named {name!r} available to this agent."
-        if close:
-            msg += f" Did you mean: {', '.join(close)}?"
-        if len(pool) <= 30:
-            msg += f" Available tools: {', '.join(sorted(pool))}."
-        return msg
-
-    async def _run_tool(self, ctx: RunContext, tool: Tool, call: ToolCall) -> ToolResult:
-        timeout = tool.timeout if tool.timeout is not None else self.agent.tool_timeout
-        tctx = ToolCallContext(
-            call_id=call.id,
-            run_id=ctx.run_id,
-            tool_name=call.name,
-            logger=logging.getLogger(f"greenroom.tools.{call.name}"),
-            run=ctx if call.name in self.plugin_tool_names else None,
-        )
-        try:
-            with anyio.fail_after(timeout):
-                value = await tool.execute(dict(call.arguments or {}), tctx)
-        except TimeoutError:
-            return ToolResult.error(f"tool {call.name!r} timed out after {timeout:g} s")
-        except anyio.get_cancelled_exc_class():
-            raise
-        except Exception as exc:
-            return ToolResult.error(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
-        return ToolResult.from_value(value)
 
     def describe_request(self, request: ModelRequest) -> ev.RequestSent:
         """Token counts of the three parts of a request and the cacheable-prefix hash."""
         return self.accounting.describe_request(request, hosted_search=supports_native_tool_search(self.model))
 
 
-def _answer_open_calls(messages: list[Message], why: str) -> None:
-    """Give every tool call of the last assistant turn that has no result an error result,
-    so the session stays valid for providers that require each call to be answered."""
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].role == "assistant":
-            answered = {m.tool_call_id for m in messages[i + 1 :] if m.role == "tool"}
-            for c in messages[i].tool_calls:
-                if c.id not in answered:
-                    messages.append(
-                        Message(
-                            role="tool",
-                            content=f"tool {c.name!r} {why}",
-                            tool_call_id=c.id,
-                            name=c.name,
-                            is_error=True,
-                        )
-                    )
-            return
+def _plugin_error(exc: PluginHookError, step: int) -> ev.PluginError:
+    return ev.PluginError(
+        plugin=exc.plugin, distribution=exc.distribution, hook=exc.hook, message=exc.reason, step=step
+    )

@@ -100,19 +100,6 @@ async def test_hook_greenroom_model_providers() -> None:
     assert (await model.complete(None)).message.content == "fixed:abc"
 
 
-def test_hook_greenroom_profile_stores() -> None:
-    class P(Plugin):
-        name = "p"
-
-        @hookimpl
-        def greenroom_profile_stores(self) -> dict[str, Any]:
-            return {"null": lambda url: ("store", url)}
-
-    host = make_plugin_host(records=[], extra=[P()])
-    (stores,) = host.call_sync("greenroom_profile_stores")
-    assert stores["null"]("null://x") == ("store", "null://x")
-
-
 def test_hook_greenroom_cli_commands() -> None:
     from greenroom.cli import add_plugin_commands
 

@@ -12,7 +12,7 @@ import typer
 from greenroom import events as ev
 from greenroom.cli.app import app, console, err_console, fail
 from greenroom.config import ConfigError
-from greenroom.host import PluginHookError
+from greenroom.failures import PluginHookError, first_error
 from greenroom.models import ModelError
 
 
@@ -36,7 +36,10 @@ def inspect_cmd(
     from greenroom.cli.inspection import inspect_runtime, print_inspection
 
     rt = _build(path)
-    report = anyio.run(inspect_runtime, rt)
+    try:
+        report = anyio.run(inspect_runtime, rt)
+    except PluginHookError as exc:
+        fail(str(exc), 1)
     if as_json:
         typer.echo(json.dumps(report, indent=2))
     else:
@@ -64,13 +67,14 @@ def run_cmd(
     rt = _build(path, events=bus)
 
     async def go() -> Any:
+        sess = None
         try:
             sess = rt.load_session(session) if session and session.exists() else rt.session()
-            outcome = await sess.run(user_input)
-            if session:
-                sess.save(session)
-            return outcome
+            return await sess.run(user_input)
         finally:
+            # whatever ended the run, the session keeps everything up to that point
+            if session and sess is not None:
+                sess.save(session)
             await rt.aclose()
 
     try:
@@ -82,7 +86,8 @@ def run_cmd(
     except ModelError as exc:
         fail(f"the model failed: {exc}", 1)
     except Exception as exc:
-        fail(f"{type(exc).__name__}: {exc}", 1)
+        error = first_error(exc)
+        fail(f"{type(error).__name__}: {error}", 1)
     finally:
         if writer:
             writer.close()

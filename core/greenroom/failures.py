@@ -1,0 +1,60 @@
+"""How a failure is named: ``PluginHookError`` (a plugin's hook raised) and ``RunFailure``
+(why a run ended with an error, as data for plugins, traces and callers)."""
+
+from __future__ import annotations
+
+import sys
+
+import attrs
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
+
+
+class PluginHookError(Exception):
+    """An exception raised inside a plugin's hook, with who raised it."""
+
+    def __init__(self, plugin: str, distribution: str, hook: str, error: BaseException) -> None:
+        self.plugin = plugin
+        self.distribution = distribution
+        self.hook = hook
+        self.error = error
+        super().__init__(
+            f"plugin {plugin!r} (distribution {distribution}) failed in hook {hook}: {type(error).__name__}: {error}"
+        )
+
+    @property
+    def reason(self) -> str:
+        """The plugin's own exception, as ``Type: message``."""
+        return f"{type(self.error).__name__}: {self.error}"
+
+
+@attrs.frozen
+class RunFailure:
+    """Why a run ended with an error.
+
+    ``error_type`` and ``message`` are the exception's class name and text (for a plugin
+    failure, those of the exception the plugin raised); ``plugin``, ``distribution`` and
+    ``hook`` name the plugin when one failed, and are None when the model or greenroom
+    itself failed.
+    """
+
+    error_type: str
+    message: str
+    plugin: str | None = None
+    distribution: str | None = None
+    hook: str | None = None
+
+    @classmethod
+    def of(cls, exc: BaseException) -> RunFailure:
+        if isinstance(exc, PluginHookError):
+            return cls(type(exc.error).__name__, str(exc.error), exc.plugin, exc.distribution, exc.hook)
+        return cls(type(exc).__name__, str(exc))
+
+
+def first_error(exc: BaseException) -> BaseException:
+    """The exception a user should see: the first leaf of an exception group (a task group
+    wraps what its tasks raised), or ``exc`` itself."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
