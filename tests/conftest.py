@@ -1,28 +1,33 @@
-"""Shared fixtures: an anyio backend, a runtime factory that uses no installed plugins
-unless asked, and a helper that pip-installs a fixture distribution for one test module."""
+"""Shared fixtures: a temporary greenroom home for the whole session, an anyio backend, and
+a runtime factory that uses no installed plugins unless asked."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Callable, Iterator, Sequence
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from gr_testutil import FIXTURES
 
 from greenroom.plugins import Plugin, make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
 from greenroom.tools import Tool
 
+_HOME: list[str] = []
+
 
 def pytest_configure(config: pytest.Config) -> None:
     # nothing a test does may touch the user's real greenroom state (priors, caches)
-    import os
-    import tempfile
+    _HOME.append(tempfile.mkdtemp(prefix="greenroom-test-home-"))
+    os.environ["GREENROOM_HOME"] = _HOME[-1]
 
-    os.environ["GREENROOM_HOME"] = tempfile.mkdtemp(prefix="greenroom-test-home-")
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for home in _HOME:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture
@@ -53,25 +58,3 @@ def make_runtime() -> Callable[..., Runtime]:
         )
 
     return build
-
-
-def pip(*args: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check", *args], check=True, capture_output=True
-    )
-
-
-@pytest.fixture(scope="module")
-def installed_fixture_plugins() -> Iterator[None]:
-    """Install the example and broken plugin distributions for one test module, then remove
-    them (both are opt-in, so tests running meanwhile are not affected)."""
-    dists = {
-        "greenroom-example-plugin": FIXTURES / "example_plugin",
-        "greenroom-broken-plugin": FIXTURES / "broken_plugin",
-    }
-    for path in dists.values():
-        pip("install", "--no-deps", "--no-build-isolation", str(path))
-    try:
-        yield
-    finally:
-        pip("uninstall", "-y", *dists)

@@ -2,7 +2,8 @@
 
 The tool-search query grammar (``select:a,b``, ``+required words``, plain keywords, empty =
 browse) is parsed here once, so every ranker sees the same ``SearchQuery``. The keyword
-ranker is core's fallback; ranking plugins add better rankers and fusion through the ``greenroom_rank_tools`` / ``greenroom_search_tools`` hooks.
+ranker is core's fallback; ranking plugins add better rankers and fusion through the
+``greenroom_rank_tools`` / ``greenroom_search_tools`` hooks.
 """
 
 from __future__ import annotations

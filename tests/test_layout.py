@@ -1,0 +1,201 @@
+"""The layout rules every change keeps: one-way dependencies, small modules, no cycles.
+
+- Core never imports a plugin and never names one: no first-party plugin's entry-point
+  name, package, tool name or state type appears anywhere in ``core/greenroom``.
+- Plugins import only the public ``greenroom`` namespace (what a third-party plugin has),
+  and never each other.
+- No module is over 400 lines, and no import cycle exists among modules' import-time
+  imports (imports under ``TYPE_CHECKING`` and inside functions do not run at import).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE = ROOT / "core" / "greenroom"
+PLUGINS = ROOT / "plugins"
+MAX_LINES = 400
+
+
+def modules(base: Path) -> Iterator[tuple[str, Path]]:
+    for path in sorted(base.rglob("*.py")):
+        rel = path.relative_to(base.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        yield ".".join(parts), path
+
+
+def first_party_plugins() -> dict[str, str]:
+    """Entry-point name -> top-level package, for plugins that live under plugins/."""
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    eps = data["project"]["entry-points"]["greenroom.plugins"]
+    packages = {p.name for p in PLUGINS.iterdir() if (p / "__init__.py").exists()}
+    tops = {name: ref.split(":")[0].split(".")[0] for name, ref in eps.items()}
+    return {name: top for name, top in tops.items() if top in packages}
+
+
+def plugin_vocabulary() -> set[str]:
+    """What only a first-party plugin may say: its entry-point name, its package, the
+    tools it contributes and the state types it registers."""
+    from greenroom import StateRegistry
+    from greenroom.plugins import discover
+
+    words: set[str] = set()
+    plugins = first_party_plugins()
+    words.update(plugins)
+    words.update(plugins.values())
+    for record in discover():
+        if record.name not in plugins or record.cls is None:
+            continue
+        instance = record.cls()
+        registry = StateRegistry()
+        hook = getattr(instance, "greenroom_register_state", None)
+        if hook is not None:
+            hook(registry=registry)
+        words.update(key.cls.__name__ for key in registry if key.owner == record.name)
+        tools_hook = getattr(instance, "greenroom_tools", None)
+        if tools_hook is not None:
+            from greenroom import ToolGroup, ToolSet
+
+            group = ToolGroup(id="g", name="g", description="", loader=_no_tools, known=[])
+            for t in tools_hook(tools=ToolSet(), groups={"g": group}) or ():
+                words.add(t.descriptor.name)
+    return words
+
+
+async def _no_tools() -> list[object]:
+    return []
+
+
+def test_core_names_no_plugin() -> None:
+    words = plugin_vocabulary()
+    assert {"ToolSearch", "deferred-tools", "greenroom_deferred"} <= words  # the scan sees the real plugins
+    found = []
+    for _, path in modules(CORE):
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path.relative_to(ROOT)}: {w}" for w in sorted(words) if w in text]
+    for path in CORE.rglob("*"):
+        if path.suffix in (".toml", ".json", ".jsonl") and path.is_file():
+            text = path.read_text(encoding="utf-8")
+            found += [f"{path.relative_to(ROOT)}: {w}" for w in sorted(words) if w in text]
+    assert not found, "core names a plugin:\n" + "\n".join(found)
+
+
+def _imports(tree: ast.Module) -> Iterator[tuple[ast.stmt, str]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node, node.module
+
+
+def test_plugins_import_only_the_public_namespace() -> None:
+    packages = set(first_party_plugins().values())
+    bad = []
+    for package in sorted(packages):
+        for _, path in modules(PLUGINS / package):
+            for node, name in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+                top = name.split(".")[0]
+                if name.startswith("greenroom."):
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: imports {name}")
+                elif top in packages and top != package:
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: imports the plugin {top}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("base", [CORE, PLUGINS], ids=["core", "plugins"])
+def test_no_module_over_the_limit(base: Path) -> None:
+    long = []
+    for _, path in modules(base):
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n > MAX_LINES:
+            long.append(f"{path.relative_to(ROOT)}: {n} lines")
+    assert not long, "\n".join(long)
+
+
+def _runtime_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Imports that run when the module is imported: top level, not under TYPE_CHECKING."""
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If) and not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+            for sub in node.body + node.orelse:
+                if isinstance(sub, ast.Import | ast.ImportFrom):
+                    yield sub
+        elif isinstance(node, ast.Try):
+            for sub in node.body:
+                if isinstance(sub, ast.Import | ast.ImportFrom):
+                    yield sub
+
+
+def import_graph() -> dict[str, set[str]]:
+    known: dict[str, Path] = {}
+    for base in (CORE, *[p for p in PLUGINS.iterdir() if (p / "__init__.py").exists()]):
+        known.update(modules(base))
+    graph: dict[str, set[str]] = {name: set() for name in known}
+    for name, path in known.items():
+        is_package = path.name == "__init__.py"
+        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    pkg = name.split(".") if is_package else name.split(".")[:-1]
+                    pkg = pkg[: len(pkg) - node.level + 1]
+                    base = ".".join([*pkg, base] if base else pkg)
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    targets.append(sub if sub in known else base)
+            graph[name].update(t for t in targets if t in known and t != name)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]  # the detector works
+    found = cycles(import_graph())
+    assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
