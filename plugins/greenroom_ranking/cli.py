@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from greenroom_ranking.evaluate import BASELINE, DEFAULT, EvalResult, evaluate, load_queries, load_tools, relative
@@ -88,6 +87,8 @@ def eval_cmd(
     except (OSError, ValueError) as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     results: list[EvalResult] = []
     err = Console(stderr=True)
     with Progress(

@@ -26,7 +26,6 @@ import attrs
 
 from greenroom import SearchQuery, ToolDescriptor, load_catalog
 from greenroom_ranking.config import BUILTIN_RANKERS, HYBRID_SETTINGS, RankingConfig
-from greenroom_ranking.engine import RankingEngine
 from greenroom_ranking.text import keywords_form
 
 QueryForm = Literal["full", "keywords"]
@@ -167,6 +166,8 @@ def evaluate(
     progress: Callable[[int], None] | None = None,
 ) -> EvalResult:
     """Build the ranker's index once, then run every query one at a time."""
+    from greenroom_ranking.engine import RankingEngine  # numpy and bm25s: only when something is ranked
+
     engine = RankingEngine(ranker_config(ranker, config))
     start = time.perf_counter()
     engine.prepare(tools)

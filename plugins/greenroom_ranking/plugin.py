@@ -19,14 +19,16 @@ This module only wires hooks; the ranking itself is ``engine.RankingEngine``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 
 from greenroom import Plugin, Ranking, RunContext, ScoredTool, SearchQuery, ToolDescriptor, hookimpl
 from greenroom_ranking.config import RankingConfig, config_schema
-from greenroom_ranking.engine import RankingEngine
+
+if TYPE_CHECKING:
+    from greenroom_ranking.engine import RankingEngine
 
 
 class SearchRankingPlugin(Plugin):
@@ -38,8 +40,19 @@ class SearchRankingPlugin(Plugin):
     def __init__(self, config: RankingConfig | None = None) -> None:
         super().__init__(config)
         self.config: RankingConfig
-        self.engine = RankingEngine(self.config, self.name)
+        self._engine: RankingEngine | None = None
         self._limiter = anyio.CapacityLimiter(1)
+
+    @property
+    def engine(self) -> RankingEngine:
+        """The ranking machinery, built at the first search: it brings numpy and bm25s,
+        which every command that merely starts the plugin (``greenroom --help``) would
+        otherwise pay for."""
+        if self._engine is None:
+            from greenroom_ranking.engine import RankingEngine
+
+            self._engine = RankingEngine(self.config, self.name)
+        return self._engine
 
     @classmethod
     def config_schema(cls) -> dict[str, Any]:

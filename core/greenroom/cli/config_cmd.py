@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from greenroom.cli.app import app, console, fail
-from greenroom.config import ConfigError, merged_document
+from greenroom.config.errors import ConfigError
 from greenroom.plugins import discover
 
 config_app = typer.Typer(help="Check, show and document configuration files.", no_args_is_help=True)
@@ -44,6 +44,8 @@ def config_check(path: Annotated[Path, typer.Argument(help="Config file (TOML)."
 @config_app.command("show")
 def config_show(path: Annotated[Path, typer.Argument(help="Config file (TOML).")]) -> None:
     """Print the merged configuration (after extends), as JSON."""
+    from greenroom.config.loading import merged_document
+
     try:
         doc = merged_document(path)
     except ConfigError as exc:

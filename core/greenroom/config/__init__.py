@@ -2,22 +2,47 @@
 
 ``errors`` says what was wrong and where, ``model`` holds the frozen attrs classes and
 the converter, ``loading`` reads, merges, validates and structures a file, ``reference``
-renders the Markdown reference from every schema.
+renders the Markdown reference from every schema. Names load on first use: a command
+that only needs ``ConfigError`` does not pay for jsonschema.
 """
 
-from greenroom.config.errors import ConfigError, ConfigErrors
-from greenroom.config.loading import load_config, merged_document, structure, structure_plugin_config
-from greenroom.config.model import (
-    AgentConfig,
-    GroupConfig,
-    McpServerConfig,
-    PluginsConfig,
-    RuntimeConfig,
-    SessionConfig,
-    ToolsConfig,
-    converter,
-    core_schema,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from greenroom.config.errors import ConfigError, ConfigErrors
+    from greenroom.config.loading import load_config, merged_document, structure, structure_plugin_config
+    from greenroom.config.model import (
+        AgentConfig,
+        GroupConfig,
+        McpServerConfig,
+        PluginsConfig,
+        RuntimeConfig,
+        SessionConfig,
+        ToolsConfig,
+        converter,
+        core_schema,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "ConfigError": "greenroom.config.errors",
+    "ConfigErrors": "greenroom.config.errors",
+    "load_config": "greenroom.config.loading",
+    "merged_document": "greenroom.config.loading",
+    "structure": "greenroom.config.loading",
+    "structure_plugin_config": "greenroom.config.loading",
+    "AgentConfig": "greenroom.config.model",
+    "GroupConfig": "greenroom.config.model",
+    "McpServerConfig": "greenroom.config.model",
+    "PluginsConfig": "greenroom.config.model",
+    "RuntimeConfig": "greenroom.config.model",
+    "SessionConfig": "greenroom.config.model",
+    "ToolsConfig": "greenroom.config.model",
+    "converter": "greenroom.config.model",
+    "core_schema": "greenroom.config.model",
+}
 
 __all__ = [
     "AgentConfig",
@@ -36,3 +61,12 @@ __all__ = [
     "structure",
     "structure_plugin_config",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'greenroom.config' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
