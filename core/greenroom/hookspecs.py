@@ -239,7 +239,7 @@ def greenroom_inspect_tools(ctx: RunContext) -> Mapping[str, ToolPlacement] | No
     Called by ``greenroom inspect`` after the first request was previewed (RunStart and
     BeforeInference have run), and by anything else that explains a runtime. Return None
     when the plugin places no tools; when several plugins name one tool, the first
-    answer in hook order wins.
+    answer in hook order wins. If it raises, the inspection stops with the named error.
     """
 
 
