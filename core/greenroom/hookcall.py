@@ -151,6 +151,8 @@ class Owner:
 
 
 def is_async(function: Callable[..., Any]) -> bool:
+    """Whether calling ``function`` gives a coroutine: an ``async def``, or a plain function
+    that a decorator wrapped around one (``functools.wraps``)."""
     return inspect.iscoroutinefunction(getattr(function, "__wrapped__", function))
 
 
@@ -158,7 +160,7 @@ def wrap(function: Callable[..., Any], owner: Owner, *, wrapper: bool) -> Callab
     """The function pluggy calls in place of ``function``."""
     if wrapper:
         return _wrap_wrapper(function, owner)
-    if inspect.iscoroutinefunction(function):
+    if is_async(function):  # the same test the host uses to call the hook in passes
         return _wrap_async(function, owner)
     return _wrap_sync(function, owner)
 

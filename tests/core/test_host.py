@@ -4,6 +4,7 @@ every plugin when some fail."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Generator, Sequence
 from typing import Any
@@ -277,6 +278,26 @@ async def test_a_hook_an_implementation_calls_is_a_call_of_its_own() -> None:
     host = host_of(Counts(), Asks(), Waits())
     await host.call("greenroom_run_start", ctx=None)
     assert seen == [[{"n": 0}], [{"n": 1}]]  # each nested call ran; none answered from the outer record
+
+
+async def test_an_async_implementation_behind_a_plain_decorator_is_awaited() -> None:
+    def traced(function: Any) -> Any:
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return function(*args, **kwargs)  # the coroutine, as the decorated function gives it
+
+        return call
+
+    class Decorated(Plugin):
+        name = "decorated"
+
+        @hookimpl
+        @traced
+        async def greenroom_search_tools(self, ctx: Any, query: Any, candidates: Any, rankings: Any) -> list[str]:
+            await anyio.sleep(0)
+            return ["decorated"]
+
+    assert await host_of(Decorated()).call("greenroom_search_tools", **SEARCH) == ["decorated"]
 
 
 async def test_cancelling_a_call_cancels_the_async_implementation_and_wrappers_see_it() -> None:
