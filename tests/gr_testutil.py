@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -9,3 +14,27 @@ SHARED = ROOT.parent / "shared"
 DATASETS = SHARED / "datasets"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXAMPLES = ROOT / "examples"
+
+PIP_INSTALL = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps"]
+PIP_INSTALL += ["--no-build-isolation"]  # setuptools from this environment: no download
+
+
+def pip_install(sources: Iterable[Path], work: Path) -> Path:
+    """pip-install the distributions at ``sources`` into ``work/site``, a folder of their
+    own (never the shared environment), and return it. Each is built from a copy under
+    ``work/src``: building in place would leave build/ and *.egg-info in the checkout."""
+    copies = []
+    for source in sources:
+        copy = work / "src" / source.name
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+        copies.append(str(copy))
+    site = work / "site"
+    subprocess.run([*PIP_INSTALL, "--target", str(site), *copies], check=True, capture_output=True)
+    return site
+
+
+def env_with_path(*folders: Path, **extra: str) -> dict[str, str]:
+    """This process's environment with ``folders`` first on PYTHONPATH, so a subprocess
+    sees what is installed there (entry points included), plus ``extra`` variables."""
+    paths = [*(str(f) for f in folders), os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p), **extra}

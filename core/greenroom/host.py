@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from greenroom import hookspecs
-from greenroom.failures import PluginHookError as PluginHookError  # re-exported: where users look for it
+from greenroom.failures import PluginHookError
 from greenroom.hookcall import Owner, call_in_passes, collecting, is_async, wrap
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ class PluginHost:
     def __init__(self, records: Sequence[PluginRecord]) -> None:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
-        self.records = list(records)
         self._dist: dict[str, str] = {r.name: r.label for r in records}
         self._async_impls: dict[str, list[str]] = {}  # hook name -> plugins with an async implementation
         self._spec_sources: list[ModuleType | type] = []

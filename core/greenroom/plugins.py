@@ -22,7 +22,7 @@ import attrs
 import pluggy
 
 from greenroom import hookspecs
-from greenroom.host import PluginHookError as PluginHookError  # re-exported: where users look for it
+from greenroom.failures import PluginHookError as PluginHookError  # re-exported: it was defined here before
 from greenroom.host import PluginHost, PluginLoadError
 from greenroom.plugin_checks import (
     FailureKind,
@@ -170,34 +170,34 @@ def discover(group: str = ENTRY_POINT_GROUP) -> list[PluginRecord]:
         seen.setdefault(ep.name, ep)  # one distribution installed twice lists it twice
     loaded = {name: _load(seen[name]) for name in sorted(seen)}
     # every plugin's own hooks first: a plugin may implement another's, enabled or not
-    catalog = core_catalog()
-    refused: dict[str, list[Problem]] = {}
-    for name, found in loaded.items():
-        if not isinstance(found, Problem) and found.hookspecs is not None:
-            catalog, refused[name] = add_hookspecs(catalog, found.hookspecs, name)
+    catalog, refused = catalog_of((name, found) for name, found in loaded.items() if not isinstance(found, Problem))
     records = []
     for name, found in loaded.items():
         ep = seen[name]
         dist = getattr(ep, "dist", None)
         distribution, version = (dist.name, dist.version) if dist is not None else ("?", "")
         entry_point = f"{name} = {ep.value}"
-        problems = [found] if isinstance(found, Problem) else refused.get(name) or check_plugin_class(found, catalog)
-        if problems or isinstance(found, Problem):
-            failure = LoadFailure(_label(distribution, version), entry_point, tuple(problems))
-            records.append(PluginRecord(name, distribution, version, entry_point, failure=failure))
+        if isinstance(found, Problem):
+            problems = [found]
         else:
-            records.append(PluginRecord(name, distribution, version, entry_point, cls=found))
+            problems = refused.get(found) or check_plugin_class(found, catalog)
+            if not problems:
+                records.append(PluginRecord(name, distribution, version, entry_point, cls=found))
+                continue
+        failure = LoadFailure(_label(distribution, version), entry_point, tuple(problems))
+        records.append(PluginRecord(name, distribution, version, entry_point, failure=failure))
     return records
 
 
-def catalog_of(classes: Iterable[type]) -> tuple[SpecCatalog, dict[type, list[Problem]]]:
-    """The hooks core and ``classes`` declare, and the classes whose declarations were refused."""
+def catalog_of(plugins: Iterable[tuple[str, type]]) -> tuple[SpecCatalog, dict[type, list[Problem]]]:
+    """The hooks core and ``plugins`` (name, class) declare, and the classes whose own
+    declarations were refused, with why."""
     catalog = core_catalog()
     refused: dict[type, list[Problem]] = {}
-    for cls in classes:
+    for name, cls in plugins:
         source = getattr(cls, "hookspecs", None)
         if source is not None:
-            catalog, problems = add_hookspecs(catalog, source, getattr(cls, "name", "") or cls.__name__)
+            catalog, problems = add_hookspecs(catalog, source, name)
             if problems:
                 refused[cls] = problems
     return catalog, refused
@@ -306,8 +306,8 @@ def make_plugin_host(
         if r.failure is not None and r.name in asked:
             raise PluginStartError(r.name, r.failure)
     host = PluginHost(recs)
-    healthy = [r.cls for r in recs if r.cls is not None]
-    for cls in healthy:
+    healthy = [(r.name, r.cls) for r in recs if r.cls is not None]
+    for _, cls in healthy:
         if cls.hookspecs is not None:
             host.add_hookspecs(cls.hookspecs)
     if extras:
@@ -340,10 +340,10 @@ def _extra_name(plugin: Plugin) -> str:
     return getattr(plugin, "name", "") or type(plugin).__name__
 
 
-def _add_extras(host: PluginHost, installed: Sequence[type], extras: Sequence[Plugin]) -> None:
+def _add_extras(host: PluginHost, installed: Sequence[tuple[str, type]], extras: Sequence[Plugin]) -> None:
     """Validate plugin instances given directly, then declare their own hooks."""
     types_ = [type(p) for p in extras]
-    catalog, refused = catalog_of([*installed, *types_])
+    catalog, refused = catalog_of([*installed, *((_extra_name(p), type(p)) for p in extras)])
     for plugin in extras:
         problems = refused.get(type(plugin)) or check_hooks(plugin, catalog)
         if problems:

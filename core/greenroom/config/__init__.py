@@ -8,8 +8,9 @@ that only needs ``ConfigError`` does not pay for jsonschema.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from greenroom._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from greenroom.config.errors import ConfigError, ConfigErrors
@@ -63,10 +64,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'greenroom.config' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

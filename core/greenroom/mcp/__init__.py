@@ -9,9 +9,10 @@ listing cached on disk.
 One job per module: ``checks`` (config rules, before anything starts), ``listing`` and
 ``cache`` (what a server listed, kept on disk), ``naming`` (model-facing tool names),
 ``errors`` (how a server is named in messages), ``host`` (the background loop that owns
-the sessions), ``connection`` (one session through the SDK), ``server`` (a server's
-lifecycle and its tools), ``results`` (MCP results as ``ToolResult``), ``toolset`` (the
-servers of one runtime), ``sdk`` (the optional SDK, imported in one place).
+the sessions), ``termination`` (servers end when greenroom is terminated), ``connection``
+(one session through the SDK), ``server`` (a server's lifecycle), ``tool`` (a server's
+tool as a greenroom ``Tool``), ``results`` (MCP results as ``ToolResult``), ``toolset``
+(the servers of one runtime), ``sdk`` (the optional SDK, imported in one place).
 
 Names load on first use, so ``import greenroom.mcp.checks`` (``greenroom config check``)
 needs no SDK, while ``from greenroom.mcp import McpToolset`` without the ``mcp`` extra
@@ -20,8 +21,9 @@ raises an ImportError that says what to install.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from greenroom._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from greenroom.mcp.cache import cache_key, cache_path, read_cached_listing, write_cached_listing
@@ -31,7 +33,8 @@ if TYPE_CHECKING:
     from greenroom.mcp.listing import McpListing, McpToolSpec
     from greenroom.mcp.naming import ToolNamer
     from greenroom.mcp.results import to_tool_result
-    from greenroom.mcp.server import McpServer, McpTool
+    from greenroom.mcp.server import McpServer
+    from greenroom.mcp.tool import McpTool
     from greenroom.mcp.toolset import McpToolset, open_mcp_tools
 
 _EXPORTS: dict[str, str] = {
@@ -49,7 +52,7 @@ _EXPORTS: dict[str, str] = {
     "ToolNamer": "greenroom.mcp.naming",
     "to_tool_result": "greenroom.mcp.results",
     "McpServer": "greenroom.mcp.server",
-    "McpTool": "greenroom.mcp.server",
+    "McpTool": "greenroom.mcp.tool",
     "McpToolset": "greenroom.mcp.toolset",
     "open_mcp_tools": "greenroom.mcp.toolset",
 }
@@ -75,15 +78,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'greenroom.mcp' has no attribute {name!r}")
-    # An ImportError here is the SDK's, with its advice (greenroom.mcp.sdk): let it through.
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # looked up once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

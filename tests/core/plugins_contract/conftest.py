@@ -8,15 +8,13 @@ process puts it on ``sys.path`` for its own duration (``on_path``).
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from gr_testutil import FIXTURES
+from gr_testutil import FIXTURES, env_with_path, pip_install
 
 DISTRIBUTIONS = [
     FIXTURES / "example_plugin",
@@ -24,27 +22,12 @@ DISTRIBUTIONS = [
     *sorted(p for p in (FIXTURES / "broken_plugins").iterdir() if (p / "pyproject.toml").exists()),
 ]
 
-PIP_INSTALL = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps"]
-PIP_INSTALL += ["--no-build-isolation"]  # setuptools from this environment: no download
-
 CLI = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="session")
 def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("plugin-site")
-    sources = []
-    for dist in DISTRIBUTIONS:
-        # building in place would leave build/ and *.egg-info behind in the fixtures
-        shutil.copytree(dist, work / "src" / dist.name, ignore=shutil.ignore_patterns("build", "*.egg-info"))
-        sources.append(str(work / "src" / dist.name))
-    site = work / "site"
-    subprocess.run(
-        [*PIP_INSTALL, "--target", str(site), *sources],
-        check=True,
-        capture_output=True,
-    )
-    return site
+    return pip_install(DISTRIBUTIONS, tmp_path_factory.mktemp("plugin-site"))
 
 
 @pytest.fixture
@@ -59,13 +42,12 @@ def greenroom_cli(plugin_site: Path) -> CLI:
     """Run ``python -m greenroom.cli ARGS`` in a process that sees the installed plugins."""
 
     def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        paths = [str(plugin_site), os.environ.get("PYTHONPATH", "")]
         return subprocess.run(
             [sys.executable, "-m", "greenroom.cli", *args],
             capture_output=True,
             text=True,
             cwd=cwd,
-            env={**os.environ, "COLUMNS": "200", "PYTHONPATH": os.pathsep.join(p for p in paths if p), **(env or {})},
+            env=env_with_path(plugin_site, **{"COLUMNS": "200", **(env or {})}),
             timeout=120,
         )
 

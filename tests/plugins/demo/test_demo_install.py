@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gr_testutil import ROOT
+from gr_testutil import PIP_INSTALL, ROOT
 
 
 @pytest.mark.slow
@@ -23,10 +23,7 @@ def test_the_demo_runs_from_a_plain_install(tmp_path: Path) -> None:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     site = tmp_path / "site"
-    pip = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    subprocess.run(
-        [*pip, "--no-deps", "--no-build-isolation", "--target", str(site), str(src)], check=True, capture_output=True
-    )
+    subprocess.run([*PIP_INSTALL, "--target", str(site), str(src)], check=True, capture_output=True)
     shutil.rmtree(src)  # the demo must not need the sources
     home = tmp_path / "home"
     # PYTHONPATH comes before the checkout's editable install, so the installed copy runs

@@ -3,14 +3,13 @@ implemented by a store plugin that imports nothing of priors, in a run and in th
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gr_testutil import env_with_path, pip_install
 
 from greenroom import Plugin, hookimpl, hookspecs, make_plugin_host
 from greenroom.plugins import AUTOLOAD_ENV
@@ -49,41 +48,19 @@ def test_the_store_hook_belongs_to_the_priors_plugin() -> None:
     assert {"null", "sqlite", "postgresql", "memory"} <= set(merged)
 
 
-PIP_INSTALL = [
-    sys.executable,
-    "-m",
-    "pip",
-    "install",
-    "-q",
-    "--disable-pip-version-check",
-    "--no-deps",
-    "--no-build-isolation",
-]
-
-
 @pytest.fixture(scope="module")
 def store_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixed-store distribution pip-installed into a folder of its own (never into
     the shared environment); a subprocess with it on PYTHONPATH sees it as installed."""
-    work = tmp_path_factory.mktemp("fixed-store")
-    source = work / "src"
-    shutil.copytree(HERE / "store_plugin", source)  # building in place would leave build/ behind
-    target = work / "site"
-    subprocess.run(
-        [*PIP_INSTALL, "--target", str(target), str(source)],
-        check=True,
-        capture_output=True,
-    )
-    return target
+    return pip_install([HERE / "store_plugin"], tmp_path_factory.mktemp("fixed-store"))
 
 
 def priors_cli(site: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
     return subprocess.run(
         [sys.executable, "-m", "greenroom.cli", "priors", *args],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": path, "GREENROOM_HOME": str(home), "COLUMNS": "200"},
+        env=env_with_path(site, GREENROOM_HOME=str(home), COLUMNS="200"),
         timeout=120,
     )
 

@@ -8,14 +8,12 @@ by a subprocess that has that folder on PYTHONPATH (entry points are found there
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from gr_testutil import EXAMPLES
+from gr_testutil import EXAMPLES, env_with_path, pip_install
 
 DIST = "greenroom-group-boost"
 
@@ -52,40 +50,18 @@ print(json.dumps({
 """
 
 
-PIP_INSTALL = [
-    sys.executable,
-    "-m",
-    "pip",
-    "install",
-    "-q",
-    "--disable-pip-version-check",
-    "--no-deps",
-    "--no-build-isolation",
-]
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("group-boost")
-    source = work / "src"
-    shutil.copytree(EXAMPLES / "group_boost_ranker", source)  # building in place would leave build/ behind
-    target = work / "site"
-    subprocess.run(
-        [*PIP_INSTALL, "--target", str(target), str(source)],
-        check=True,
-        capture_output=True,
-    )
-    return target
+    return pip_install([EXAMPLES / "group_boost_ranker"], tmp_path_factory.mktemp("group-boost"))
 
 
 @pytest.mark.slow
 def test_group_boost_changes_ranking_only_when_enabled(site: Path) -> None:
-    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
     out = subprocess.run(
         [sys.executable, "-c", PROBE],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": path},
+        env=env_with_path(site),
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
