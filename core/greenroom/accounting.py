@@ -1,5 +1,11 @@
 """Token accounting of requests: counts of the system part, the tools array and the
-messages, and the hash of the cacheable prefix (tools + stable system text)."""
+messages, and the hash of the cacheable prefix (tools + stable system text).
+
+Accounting only describes a request, so it never raises on what it describes: texts of
+any size are counted (``greenroom.tokens`` counts long ones in pieces), arguments nested
+past the json module's recursion are rendered by a loop, and text that is not valid
+UTF-8 (a lone surrogate from a server's JSON) is hashed byte for byte.
+"""
 
 from __future__ import annotations
 
@@ -58,16 +64,16 @@ class RequestAccounting:
             for d in tools:
                 text, n = self._cached_tool_tokens(d)
                 tools_tok += n
-                h.update(text.encode())
+                h.update(_utf8(text))
                 h.update(b"\n")
             self._tools_digest = (tools, h.copy(), tools_tok)
         # tools left to the provider's hosted search are not rendered into the prompt
         deferred = request.deferred if hosted_search else frozenset()
         if deferred:
             tools_tok -= sum(self._cached_tool_tokens(d)[1] for d in tools if d.name in deferred)
-            h.update(b"\x00deferred\x00" + "\n".join(sorted(deferred)).encode())
+            h.update(b"\x00deferred\x00" + _utf8("\n".join(sorted(deferred))))
         stable = "\n\n".join(s.text for s in request.system if s.stable)
-        h.update(b"\x00system\x00" + stable.encode())
+        h.update(b"\x00system\x00" + _utf8(stable))
         messages_tok = self._messages_tokens(request.messages)
         return ev.RequestSent(
             step=request.step,
@@ -78,6 +84,11 @@ class RequestAccounting:
             tool_names=tuple(d.name for d in request.tools),
             deferred_tools=tuple(d.name for d in request.tools if d.name in deferred),
         )
+
+
+def _utf8(text: str) -> bytes:
+    # the same bytes as text.encode() for any valid text; a lone surrogate is kept, not an error
+    return text.encode("utf-8", "surrogatepass")
 
 
 @functools.lru_cache(maxsize=64)

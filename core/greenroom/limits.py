@@ -1,0 +1,146 @@
+"""Bounds on what reaches the model: a tool result over ``[agent] max_result_tokens`` is cut
+(its head and tail kept, with a note the model reads), and a user input over ``[agent]
+max_input_tokens`` is refused before any model call.
+
+Both use bounded counts (``greenroom.tokens.count_tokens_upto`` and the token-bounded
+prefix and suffix): the work grows with the limit, never with the text, so a 5 MB result
+costs about what a result just over the limit does.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from greenroom.tokens import count_tokens_upto, prefix_within, suffix_within
+from greenroom.tools import ToolResult
+
+NOTE_TOKENS = 200
+"""Room kept for the note and the marker, so the cut result with them stays within the limit."""
+
+HEAD_SHARE = 0.75
+"""The head gets most of the room (what a tool says first is usually what was asked for);
+the tail keeps the end, where logs and tracebacks put the error."""
+
+_SNAP = 0.2
+"""A cut moves to the nearest line break within this share of the kept text, so the model
+reads whole lines; with no line break that near, it stays where the tokens ran out."""
+
+
+@attrs.frozen
+class Truncation:
+    """How a tool result was cut: what was kept and what was left out, in characters and
+    tokens (the left-out tokens are estimated from the kept text, since counting a
+    megabyte that nobody reads is the work the cut saves)."""
+
+    limit: int
+    original_chars: int
+    head_chars: int
+    tail_chars: int
+    kept_tokens: int
+    omitted_tokens: int
+
+    @property
+    def omitted_chars(self) -> int:
+        return self.original_chars - self.head_chars - self.tail_chars
+
+    def note(self) -> str:
+        """The note at the top of the cut result."""
+        kept = f"the first {self.head_chars:,}" + (f" and the last {self.tail_chars:,}" if self.tail_chars else "")
+        return (
+            f"[greenroom cut this result: it was {self.original_chars:,} characters, over the limit of "
+            f"{self.limit:,} tokens for one tool result. Shown: {kept} characters; left out: "
+            f"{self.omitted_chars:,} characters (about {self.omitted_tokens:,} tokens)"
+            + (", marked below" if self.tail_chars else ", at the end")
+            + ". To get less at once, call the tool again with narrower arguments (a filter, a smaller "
+            "range, fewer fields) or page through the output (an offset/limit or page argument) if the tool "
+            "has one.]"
+        )
+
+    def marker(self) -> str:
+        """The line that stands where the left-out text was."""
+        return f"[... {self.omitted_chars:,} characters (about {self.omitted_tokens:,} tokens) left out here ...]"
+
+
+def bound_result(result: ToolResult, max_tokens: int) -> tuple[ToolResult, Truncation | None]:
+    """``result`` as the model may read it: unchanged when its content is within
+    ``max_tokens``, else cut to its head and tail with a note, and the cut as data.
+
+    A cut result carries no structured content: that is the whole value the content was
+    rendered from, and handing on all of it would undo the cut.
+    """
+    text = result.content
+    if count_tokens_upto(text, max_tokens) is not None:
+        return result, None
+    room = max(1, max_tokens - NOTE_TOKENS)
+    for _ in range(4):
+        content, cut = _cut(text, room, max_tokens)
+        # the note's numbers and line breaks re-encode a little differently: check the whole
+        if count_tokens_upto(content, max_tokens) is not None:
+            return ToolResult(content=content, is_error=result.is_error), cut
+        room = room * 3 // 4
+    # a limit too small for any note: what fits of the head, and nothing else
+    head_end, head_tokens = prefix_within(text, max_tokens)
+    omitted = round((len(text) - head_end) * head_tokens / head_end) if head_end else 0
+    cut = Truncation(max_tokens, len(text), head_end, 0, head_tokens, omitted)
+    return ToolResult(content=text[:head_end], is_error=result.is_error), cut
+
+
+def _cut(text: str, room: int, limit: int) -> tuple[str, Truncation]:
+    head_room = max(1, int(room * HEAD_SHARE))
+    head_end, head_tokens = prefix_within(text, head_room)
+    head_end, head_tokens = _snap_head(text, head_end, head_tokens)
+    tail_start, tail_tokens = suffix_within(text, room - head_tokens)
+    tail_start, tail_tokens = _snap_tail(text, tail_start, tail_tokens)
+    tail_start = max(tail_start, head_end)
+    if tail_start == len(text):
+        tail_tokens = 0
+    kept_chars = head_end + len(text) - tail_start
+    kept_tokens = head_tokens + tail_tokens
+    omitted_chars = tail_start - head_end
+    # tokens per character of what was kept, applied to what was not
+    omitted_tokens = round(omitted_chars * kept_tokens / kept_chars) if kept_chars else 0
+    cut = Truncation(limit, len(text), head_end, len(text) - tail_start, kept_tokens, omitted_tokens)
+    head, tail = text[:head_end], text[tail_start:]
+    content = f"{cut.note()}\n{head}"
+    if tail:
+        separator = "" if head.endswith("\n") else "\n"
+        content += f"{separator}{cut.marker()}\n{tail}"
+    return content, cut
+
+
+def _snap_head(text: str, end: int, tokens: int) -> tuple[int, int]:
+    if end >= len(text):
+        return end, tokens
+    line_end = text.rfind("\n", end - int(end * _SNAP), end)
+    if line_end <= 0:
+        return end, tokens
+    n = count_tokens_upto(text[: line_end + 1], tokens)
+    return (end, tokens) if n is None else (line_end + 1, n)
+
+
+def _snap_tail(text: str, start: int, tokens: int) -> tuple[int, int]:
+    if start <= 0:
+        return start, tokens
+    line_start = text.find("\n", start, start + int((len(text) - start) * _SNAP))
+    if line_start < 0 or line_start + 1 >= len(text):
+        return start, tokens
+    n = count_tokens_upto(text[line_start + 1 :], tokens)
+    return (start, tokens) if n is None else (line_start + 1, n)
+
+
+class InputTooLongError(ValueError):
+    """A user input over ``[agent] max_input_tokens``: refused before any model call."""
+
+    def __init__(self, limit: int, chars: int) -> None:
+        self.limit = limit
+        self.chars = chars
+        super().__init__(
+            f"the input is over the limit of {limit:,} tokens ({chars:,} characters); nothing was sent "
+            "to the model. Send a shorter input, or raise [agent] max_input_tokens if the model takes more"
+        )
+
+
+def check_input(user_input: str, max_tokens: int) -> None:
+    """Raise ``InputTooLongError`` when ``user_input`` counts more than ``max_tokens``."""
+    if count_tokens_upto(user_input, max_tokens) is None:
+        raise InputTooLongError(max_tokens, len(user_input))
