@@ -27,19 +27,22 @@ def found(matched: Sequence[ToolDescriptor], missing: Sequence[str], call_hint: 
     return "\n".join(parts)
 
 
-def browse_order(deferred: Sequence[ToolDescriptor]) -> list[ToolDescriptor]:
-    return sorted(deferred, key=lambda d: ((d.group or ""), d.name))
-
-
-def browse(deferred: Sequence[ToolDescriptor], limit: int) -> str:
-    """An empty query: how many tools are deferred, and the first ``limit`` of them."""
-    names = browse_order(deferred)
-    shown = names[:limit]
+def browse(deferred: Sequence[ToolDescriptor], limit: int) -> tuple[list[ToolDescriptor], str]:
+    """An empty query: the first ``limit`` deferred tools (by group, then name), and the
+    answer that says how many there are and lists those."""
+    shown = sorted(deferred, key=lambda d: ((d.group or ""), d.name))[:limit]
     lines = [f"{len(deferred)} deferred tools. Search with keywords to load schemas."]
     lines += [f"{d.name} - {first_line(d.description, 80)}" for d in shown]
-    if len(names) > len(shown):
-        lines.append(f"... and {len(names) - len(shown)} more.")
-    return "\n".join(lines)
+    if len(deferred) > len(shown):
+        lines.append(f"... and {len(deferred) - len(shown)} more.")
+    return shown, "\n".join(lines)
+
+
+NOTHING_DEFERRED = (
+    "There are no deferred tools to search; every tool you can use is already in your tool list. "
+    "Call one of those directly."
+)
+"""The answer to a keyword or browse search when no tool is deferred."""
 
 
 def no_match(query: SearchQuery, deferred: Sequence[ToolDescriptor], missing: Sequence[str], limit: int) -> str:
@@ -47,5 +50,7 @@ def no_match(query: SearchQuery, deferred: Sequence[ToolDescriptor], missing: Se
     names = sorted(d.name for d in deferred)
     what = f"select {', '.join(missing)}" if query.mode == "select" else repr(query.text)
     shown = names[:limit]
+    if not names:  # a ``select:`` of names that are nowhere, with nothing deferred
+        return f"No tools matched {what}. No tool is deferred: every tool you can use is in your tool list."
     more = f" ... and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
     return f"No tools matched {what}. Available deferred tools: {', '.join(shown)}{more}. Refine the query."

@@ -1,5 +1,7 @@
 """The agent's tools as this plugin sees them: loaded tools the agent may use, then the
-tools of groups not loaded yet (from their catalogs), never the plugin's own."""
+tools of groups not loaded yet (from their catalogs), never the plugin's own, and never
+a tool whose parameter schema is invalid (``ToolSet.problem``): it is not listed, found or
+sent, and a call to it gets its problem from the runtime."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ def agent_tools(ctx: RunContext) -> list[ToolDescriptor]:
         if d.name not in OWN_TOOLS:
             out.append(d)
             seen.add(d.name)
+    unusable = ctx.tools.unusable
     for g in ctx.groups.values():
         for d in g.known:
-            if d.name not in seen and d.name not in ctx.hidden:
+            if d.name not in seen and d.name not in ctx.hidden and d.name not in unusable:
                 out.append(d)
                 seen.add(d.name)
     return out
@@ -29,7 +32,9 @@ def grouped_names(ctx: RunContext, *, deferred_only: bool = False) -> set[str]:
 
 
 def find_descriptor(ctx: RunContext, name: str) -> ToolDescriptor | None:
-    """A tool's descriptor, loaded or from its group's catalog."""
+    """A tool's descriptor, loaded or from its group's catalog (None for an unusable tool)."""
+    if ctx.tools.problem(name) is not None:
+        return None
     if name in ctx.tools:
         return ctx.tools[name].descriptor
     for g in ctx.groups.values():

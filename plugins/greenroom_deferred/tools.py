@@ -8,7 +8,6 @@ anything sees it (``unwrap``); its ``execute`` only runs when that did not happe
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +19,8 @@ from greenroom import (
     ToolDescriptor,
     ToolResult,
     compact_json,
+    json_text,
+    parse_json_object,
     resolve_select,
 )
 from greenroom_deferred import answers
@@ -65,11 +66,16 @@ class ToolSearch(RunTool):
         query = SearchQuery.parse(str(args.get("query", "")), max_results=limit)
         catalog = agent_tools(run)
         deferred = [d for d in catalog if st.is_deferred(d.name)]
+        if not deferred and query.mode != "select":
+            # every tool is already in the model's list: nothing to rank (``select:`` still
+            # answers with schemas by name, deferred or not)
+            run.emit(SearchPerformed(step=run.step, query=query.text, mode=query.mode, results=()))
+            return ToolResult(answers.NOTHING_DEFERRED)
         if query.mode == "browse":
-            shown = answers.browse_order(deferred)[: self.config.browse_limit]
+            shown, text = answers.browse(deferred, self.config.browse_limit)
             results = tuple((d.name, 0.0) for d in shown)
             run.emit(SearchPerformed(step=run.step, query="", mode="browse", results=results))
-            return ToolResult(answers.browse(deferred, self.config.browse_limit))
+            return ToolResult(text)
         by_name = {d.name: d for d in catalog}
         missing: list[str] = []
         if query.mode == "select":
@@ -160,15 +166,13 @@ def unwrap(call: ToolCall) -> ToolCall | None:
     if not isinstance(name, str):
         return None
     args = call.arguments.get("arguments", {})
-    if isinstance(args, str):  # models often send the inner arguments as a JSON string
-        try:
-            parsed = json.loads(args)
-        except json.JSONDecodeError:
-            parsed = None
-        return ToolCall(call.id, name, parsed if isinstance(parsed, dict) else None, args)
+    if isinstance(args, str):
+        # models often send the inner arguments as a JSON string; one nested too deeply
+        # stays text (parsing it would recurse out), and the runtime says so to the model
+        return ToolCall(call.id, name, parse_json_object(args), args)
     if isinstance(args, dict):
         return ToolCall(call.id, name, args)
-    return ToolCall(call.id, name, None, json.dumps(args))
+    return ToolCall(call.id, name, None, json_text(args))
 
 
 def target_name(call: ToolCall) -> str:

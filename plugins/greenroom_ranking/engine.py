@@ -40,6 +40,8 @@ class RankingEngine:
 
     def rank(self, query: SearchQuery, candidates: Sequence[ToolDescriptor]) -> CompositeRanking:
         """Run the configured rankers; their fusion, with each one's ranking in ``parts``."""
+        if not candidates:  # nothing to rank: no index is built (or rebuilt) for it
+            return CompositeRanking(self.name, (), tuple(Ranking(r, ()) for r in self.config.rankers))
         view = self.cache.view(candidates)
         depth = self.config.depth
         parts = tuple(
@@ -56,7 +58,9 @@ class RankingEngine:
         prior: Prior | None = None,
     ) -> list[ScoredTool]:
         """Fuse all rankings in one level (this engine's composites unpacked), keep
-        eligible candidates, boost by ``prior``, cut."""
+        eligible candidates, boost by ``prior``, cut. No candidates: no results."""
+        if not candidates:
+            return []
         flat: list[Ranking] = []
         for r in rankings:
             flat.extend(r.parts if isinstance(r, CompositeRanking) and self.owns(r) else (r,))

@@ -89,6 +89,8 @@ class SearchRankingPlugin(Plugin):
     ) -> list[ScoredTool] | None:
         if query.mode != "keywords":
             return None
+        if not candidates:  # an answer, not None: no other fuser needs to try
+            return []
         if not any(self.engine.owns(r) for r in rankings):
             rankings = [*rankings, self.engine.rank(query, candidates)]
         prior = ctx.priors.get if ctx is not None and self.config.prior_weight > 0 else None

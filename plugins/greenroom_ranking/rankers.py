@@ -165,6 +165,8 @@ class BM25Index:
         return analyze(text, stem=self.stem)
 
     def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
+        if self.retriever is None:  # an empty catalog
+            return []
         tokens = list(dict.fromkeys(self.query_tokens(" ".join(query.terms))))
         ids = self.retriever.get_tokens_ids(tokens)
         if not ids:
@@ -177,6 +179,8 @@ class BM25Index:
 
 
 def _bm25(docs: list[list[str]], k1: float, b: float) -> Any:
+    if not docs:
+        return None  # bm25s cannot index an empty corpus (it takes max() of its empty vocabulary)
     import bm25s
 
     retriever = bm25s.BM25(k1=k1, b=b)

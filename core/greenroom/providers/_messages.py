@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from greenroom.arguments import json_text, nesting_exceeds, parse_json_object
 from greenroom.models import Message, SystemSection
 
 
@@ -61,15 +62,15 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str]:
     """A model's tool-call arguments -> (object or None when malformed, the raw text).
 
     The raw text is kept so the next request replays exactly what the model wrote, and
-    so the runtime's error result can quote it.
+    so the runtime's error result can quote it. Arguments nested deeper than
+    ``greenroom.arguments.MAX_ARGUMENT_DEPTH`` come back as None with their text.
     """
     if isinstance(raw, Mapping):  # some compatible servers send an object, not a string
+        if nesting_exceeds(raw):
+            return None, json_text(raw)
         return dict(raw), json.dumps(raw, ensure_ascii=False)
     text = "" if raw is None else str(raw)
     if not text.strip():
         return {}, text  # vLLM / Ollama send "" for tools without parameters
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None, text
-    return (value, text) if isinstance(value, dict) else (None, text)
+    # arguments nested too deeply stay text: parsing them would recurse out of the stack
+    return parse_json_object(text), text

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from greenroom.arguments import parse_json_object, within_bounds
 from greenroom.models import Message, ModelError, ModelRequest, ModelResponse, ToolCall, Usage
 from greenroom.plugins import Plugin, hookimpl
 from greenroom.tokens import compact_json, count_tokens
@@ -40,14 +41,10 @@ def turn_from_record(record: Any, where: str, step: int) -> Message:
             raise ScriptError(f"{where}: tool_calls[{i}] needs a 'name' string")
         args = c.get("arguments", {})
         call_id = str(c.get("id") or f"call_{step}_{i}")
-        if isinstance(args, str):  # a script may replay a model's raw (maybe broken) JSON
-            try:
-                parsed = json.loads(args)
-            except json.JSONDecodeError:
-                parsed = None
-            calls.append(ToolCall(call_id, c["name"], parsed if isinstance(parsed, dict) else None, args))
+        if isinstance(args, str):  # a script may replay a model's raw (maybe broken, maybe too deep) JSON
+            calls.append(ToolCall(call_id, c["name"], parse_json_object(args), args))
         elif isinstance(args, dict):
-            calls.append(ToolCall(call_id, c["name"], args))
+            calls.append(within_bounds(ToolCall(call_id, c["name"], args)))
         else:
             raise ScriptError(f"{where}: tool_calls[{i}].arguments must be an object or a JSON string")
     if not text and not calls:
@@ -95,6 +92,10 @@ class ScriptedModel:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ScriptError(f"{p}:{lineno}: not valid JSON: {exc.msg}") from None
+            except RecursionError:
+                raise ScriptError(
+                    f"{p}:{lineno}: nested too deeply to read; give deeply nested tool-call arguments as a JSON string"
+                ) from None
             turns.append(turn_from_record(record, f"{p}:{lineno}", len(turns) + 1))
         return cls(turns, str(p), **kw)
 

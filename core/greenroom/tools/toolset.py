@@ -1,27 +1,75 @@
-"""The tools of a runtime by name, and checking a call's arguments against them."""
+"""The tools of a runtime by name, and checking a call's arguments against them.
+
+Every tool's parameter schema is checked when it joins the set (``schema_check``). A
+tool whose schema is invalid is *unusable*: it stays in the set by name, so a call to it
+gets its problem as an error result, but it is left out of ``descriptors()``, so no
+list the model sees (and no provider request, which would be rejected) carries it.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import jsonschema
 
 from greenroom.tools import Tool, ToolDescriptor
+from greenroom.tools.schema_check import compile_validator, load_problem, meta_schema_problem
+from greenroom.tools.schema_problem import SchemaFault, SchemaProblem
 
 
 class DuplicateToolError(ValueError):
     pass
 
 
-class ToolSet(Mapping[str, Tool]):
-    """The tools of a runtime by name, with their compiled argument validators."""
+# Parameter schemas already checked, by identity (the schema is kept in its entry, so an id
+# is never reused while cached): runtimes built again over the same tools (benchmarks, a
+# server per client) pay for each schema once. Descriptors are frozen; their schemas are
+# not changed after they are made.
+_CHECKED_LIMIT = 100_000
+_checked: dict[int, tuple[Any, SchemaProblem | None]] = {}
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+
+def _load_problem(schema: Any) -> SchemaProblem | None:
+    hit = _checked.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    problem = load_problem(schema)
+    if len(_checked) >= _CHECKED_LIMIT:
+        _checked.clear()
+    _checked[id(schema)] = (schema, problem)
+    return problem
+
+
+class UnusableToolError(ValueError):
+    """A call reached a tool whose parameter schema is invalid."""
+
+    def __init__(self, tool: str, problem: SchemaProblem) -> None:
+        super().__init__(unusable_message(tool, problem))
+        self.tool = tool
+        self.problem = problem
+
+
+UnusableListener = Callable[[str, SchemaProblem], None]
+"""Told each time a tool is found unusable: its name and what is wrong."""
+
+
+class ToolSet(Mapping[str, Tool]):
+    """The tools of a runtime by name, with their compiled argument validators.
+
+    ``on_unusable`` hears of every tool found unusable: when it is added, when a
+    catalog descriptor is noted (``note_known``), or when its first call finds what
+    only the meta-schema check sees.
+    """
+
+    def __init__(self, tools: Iterable[Tool] = (), *, on_unusable: UnusableListener | None = None) -> None:
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._problems: dict[str, SchemaProblem] = {}
         self._descriptors: list[ToolDescriptor] | None = None
+        self._on_unusable = on_unusable
         self.version = 0  # bumped on every change, so views built from the set can be reused
         for t in tools:
             self.add(t)
@@ -32,8 +80,40 @@ class ToolSet(Mapping[str, Tool]):
             raise DuplicateToolError(f"two tools are named {name!r}")
         self._tools[name] = tool
         self._validators.pop(name, None)
+        self._record(name, _load_problem(tool.descriptor.parameters))
         self._descriptors = None
         self.version += 1
+
+    def note_known(self, descriptors: Iterable[ToolDescriptor]) -> None:
+        """Check descriptors of tools that are not loaded yet (a group's catalog), so they
+        are reported now and a call before the load gets their problem."""
+        for d in descriptors:
+            if d.name not in self._tools:
+                self._record(d.name, _load_problem(d.parameters))
+
+    def _record(self, name: str, problem: SchemaProblem | None) -> None:
+        if problem is None:
+            self._problems.pop(name, None)
+            return
+        known = self._problems.get(name)
+        self._problems[name] = problem
+        if known != problem and self._on_unusable is not None:
+            self._on_unusable(name, problem)
+
+    def mark_unusable(self, name: str, problem: SchemaProblem) -> None:
+        """Record a problem found only when a call used the schema; the tool leaves every list."""
+        self._record(name, problem)
+        self._descriptors = None
+        self.version += 1
+
+    def problem(self, name: str) -> SchemaProblem | None:
+        """Why the tool named ``name`` cannot be used, or None when nothing is known against it."""
+        return self._problems.get(name)
+
+    @property
+    def unusable(self) -> Mapping[str, SchemaProblem]:
+        """Every tool found unusable so far (loaded or only known), with its problem."""
+        return MappingProxyType(self._problems)
 
     def __getitem__(self, name: str) -> Tool:
         return self._tools[name]
@@ -45,26 +125,48 @@ class ToolSet(Mapping[str, Tool]):
         return len(self._tools)
 
     def descriptors(self) -> list[ToolDescriptor]:
-        """Every tool's descriptor, in registration order (a fresh list; built once per change)."""
+        """Every usable tool's descriptor, in registration order (a fresh list; built once
+        per change)."""
         if self._descriptors is None:
-            self._descriptors = [t.descriptor for t in self._tools.values()]
+            problems = self._problems
+            self._descriptors = [t.descriptor for n, t in self._tools.items() if n not in problems]
         return list(self._descriptors)
 
     def validator(self, name: str) -> jsonschema.protocols.Validator:
-        """The tool's argument validator, compiled on first use and kept."""
+        """The tool's argument validator, compiled on first use (after the meta-schema
+        check) and kept; raises ``UnusableToolError`` for a tool with an invalid schema."""
         v = self._validators.get(name)
         if v is None:
-            schema = dict(self._tools[name].descriptor.parameters or {"type": "object"})
-            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-            v = cls(schema)
-            self._validators[name] = v
+            problem = self._problems.get(name)
+            if problem is not None:
+                raise UnusableToolError(name, problem)
+            schema = self._tools[name].descriptor.parameters or {"type": "object"}
+            problem = meta_schema_problem(schema)
+            if problem is not None:
+                self.mark_unusable(name, problem)
+                raise UnusableToolError(name, problem)
+            v = self._validators[name] = compile_validator(schema)
         return v
 
 
 def validation_problems(tools: ToolSet, name: str, args: Mapping[str, Any]) -> list[str]:
-    """Every problem with a call's arguments: JSON Schema first, then the tool's own check."""
+    """Every problem with a call's arguments: JSON Schema first, then the tool's own check.
+
+    Raises ``UnusableToolError`` when the tool's schema is invalid, including when
+    validating with it raises (the tool is then marked unusable)."""
+    validator = tools.validator(name)
+    try:
+        errors = sorted(validator.iter_errors(dict(args)), key=lambda e: list(map(str, e.path)))
+    except Exception as exc:
+        problem = SchemaProblem(
+            SchemaFault.UNAPPLICABLE,
+            "#",
+            f"validating arguments with it failed: {type(exc).__name__}: {str(exc)[:300]}",
+        )
+        tools.mark_unusable(name, problem)
+        raise UnusableToolError(name, problem) from None
     problems = []
-    for err in sorted(tools.validator(name).iter_errors(dict(args)), key=lambda e: list(map(str, e.path))):
+    for err in errors:
         where = "/".join(str(p) for p in err.absolute_path) or "(arguments)"
         problems.append(f"{where}: {err.message}")
     tool = tools[name]
@@ -80,3 +182,11 @@ def invalid_arguments_message(descriptor: ToolDescriptor, problems: Sequence[str
     lines += [f"- {p}" for p in problems]
     lines.append(f"The tool's full parameter schema: {json.dumps(dict(descriptor.parameters), sort_keys=True)}")
     return "\n".join(lines)
+
+
+def unusable_message(tool: str, problem: SchemaProblem) -> str:
+    """What the model reads when it calls a tool whose parameter schema is invalid."""
+    return (
+        f"tool {tool!r} cannot be used: its parameter schema is invalid ({problem}). "
+        "No call to it can run; use another tool."
+    )

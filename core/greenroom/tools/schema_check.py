@@ -1,0 +1,281 @@
+"""Whether a tool's parameter schema can be used, and if not, what is wrong with it and where.
+
+An invalid schema (an unknown type, a regex Python cannot compile, a ``$ref`` to nothing)
+makes jsonschema raise while validating a call, and a provider reject every request
+that carries it. Two checks find such schemas before a call does:
+
+- ``load_problem`` runs when a tool loads, for every tool: it walks the schema once,
+  without recursion and with a depth bound, checking what validation relies on (each
+  subschema's shape, ``type`` names, keyword values, ``pattern`` regexes, ``$ref``
+  targets). jsonschema's ``check_schema`` checks neither regexes nor references, and on
+  the 2020-12 meta-schema it costs about a millisecond a schema: seconds at every start
+  for a catalog of thousands of tools, most of which are never called.
+- ``meta_schema_problem`` is ``check_schema`` against the schema's own dialect (2020-12
+  when it names none), run once per tool the first time its arguments are validated.
+
+Remote ``$ref`` targets are never fetched: a validator built by ``validator_for`` knows
+only the schema and the dialects' meta-schemas.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+import referencing.jsonschema
+from jsonschema_specifications import REGISTRY as DIALECTS
+
+from greenroom.tools.schema_problem import Path, SchemaFault, SchemaProblem, Scopes, pointer
+from greenroom.tools.schema_refs import Reference, reference_problem
+
+MAX_SCHEMA_DEPTH = 64
+"""Levels of subschemas a parameter schema may have; validating deeper ones can run
+out of stack."""
+
+_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+_TYPE_LIST = ", ".join(sorted(_TYPES))
+
+
+class _Kind(enum.Enum):
+    """How the walk treats a keyword's value."""
+
+    SCHEMA = enum.auto()  # one subschema
+    SCHEMA_MAP = enum.auto()  # an object of subschemas
+    SCHEMA_LIST = enum.auto()  # a non-empty list of subschemas
+    ITEMS = enum.auto()  # one subschema, or (before 2020-12) a list of them
+    DEPENDENCIES = enum.auto()  # an object of subschemas or lists of names
+    TYPE = enum.auto()
+    PATTERN = enum.auto()
+    PATTERN_MAP = enum.auto()  # patternProperties: regex keys, subschema values
+    NUMBER = enum.auto()
+    EXCLUSIVE = enum.auto()  # a number, or a boolean in draft 4
+    DIVISOR = enum.auto()
+    COUNT = enum.auto()
+    NAMES = enum.auto()  # required: a list of property names
+    LIST = enum.auto()  # enum
+    REF = enum.auto()
+
+
+_KEYWORDS: dict[str, _Kind] = {
+    **dict.fromkeys(
+        (
+            "additionalProperties",
+            "additionalItems",
+            "contains",
+            "propertyNames",
+            "not",
+            "if",
+            "then",
+            "else",
+            "unevaluatedProperties",
+            "unevaluatedItems",
+            "contentSchema",
+        ),
+        _Kind.SCHEMA,
+    ),
+    **dict.fromkeys(("properties", "$defs", "definitions", "dependentSchemas"), _Kind.SCHEMA_MAP),
+    **dict.fromkeys(("allOf", "anyOf", "oneOf", "prefixItems"), _Kind.SCHEMA_LIST),
+    **dict.fromkeys(("minimum", "maximum"), _Kind.NUMBER),
+    **dict.fromkeys(("exclusiveMinimum", "exclusiveMaximum"), _Kind.EXCLUSIVE),
+    **dict.fromkeys(
+        ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains"),
+        _Kind.COUNT,
+    ),
+    "maxContains": _Kind.COUNT,
+    "items": _Kind.ITEMS,
+    "dependencies": _Kind.DEPENDENCIES,
+    "patternProperties": _Kind.PATTERN_MAP,
+    "type": _Kind.TYPE,
+    "pattern": _Kind.PATTERN,
+    "multipleOf": _Kind.DIVISOR,
+    "required": _Kind.NAMES,
+    "enum": _Kind.LIST,
+    "$ref": _Kind.REF,
+    "$dynamicRef": _Kind.REF,
+}
+
+# dialects in which ``items`` may be a list of schemas (2020-12 calls that ``prefixItems``)
+_TUPLE_ITEMS = {jsonschema.Draft3Validator, jsonschema.Draft4Validator, jsonschema.Draft6Validator}
+_TUPLE_ITEMS |= {jsonschema.Draft7Validator, jsonschema.Draft201909Validator}
+
+
+def validator_class(schema: Mapping[str, Any]) -> type[jsonschema.protocols.Validator]:
+    """The validator of the dialect ``$schema`` names (2020-12 when it names none or one
+    jsonschema does not know)."""
+    cls: type[jsonschema.protocols.Validator] = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )
+    return cls
+
+
+def compile_validator(schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
+    """A validator for ``schema`` that resolves references inside it and the dialects'
+    meta-schemas only: a remote ``$ref`` fails instead of fetching anything."""
+    return validator_class(schema)(dict(schema), registry=DIALECTS)
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_count(value: Any) -> bool:
+    if isinstance(value, float):
+        return value.is_integer() and value >= 0
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _regex_problem(pattern: Any) -> str | None:
+    if not isinstance(pattern, str):
+        return f"a regular expression must be a string, not {_kind(pattern)}"
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        return f"{pattern[:200]!r} is not a valid regular expression: {exc}"
+    return None
+
+
+class _Walk:
+    """One pass over a schema: each subschema's keywords checked, its subschemas queued."""
+
+    def __init__(self, tuple_items: bool) -> None:
+        self.tuple_items = tuple_items
+        # (subschema, where, depth, the subschemas above it that set a base URI with $id)
+        self.todo: list[tuple[Any, Path, int, Scopes]] = []
+        self.refs: list[Reference] = []
+        self.nodes: list[Mapping[str, Any]] = []  # every subschema that is an object
+
+    def keyword(
+        self, node: Mapping[str, Any], key: str, kind: _Kind, path: Path, depth: int, scopes: Scopes
+    ) -> tuple[SchemaFault, str] | None:
+        """The problem with one keyword's value, or None (its subschemas are queued)."""
+        value = node[key]
+        here = (path, key)
+        if kind is _Kind.SCHEMA:
+            self.todo.append((value, here, depth, scopes))
+        elif kind is _Kind.SCHEMA_MAP or kind is _Kind.PATTERN_MAP:
+            if not isinstance(value, Mapping):
+                return SchemaFault.BAD_KEYWORD, f"{key!r} must be an object of schemas, not {_kind(value)}"
+            for name, sub in value.items():
+                if kind is _Kind.PATTERN_MAP and (bad := _regex_problem(name)):
+                    return SchemaFault.BAD_PATTERN, bad
+                self.todo.append((sub, (here, name), depth, scopes))
+        elif kind is _Kind.SCHEMA_LIST or (kind is _Kind.ITEMS and isinstance(value, list)):
+            if kind is _Kind.ITEMS and not self.tuple_items:
+                return SchemaFault.BAD_KEYWORD, "'items' must be one schema in this dialect (a list is 'prefixItems')"
+            if not isinstance(value, list) or not value:
+                return SchemaFault.BAD_KEYWORD, f"{key!r} must be a non-empty list of schemas"
+            self.todo.extend((sub, (here, i), depth, scopes) for i, sub in enumerate(value))
+        elif kind is _Kind.ITEMS:
+            self.todo.append((value, here, depth, scopes))
+        elif kind is _Kind.DEPENDENCIES:
+            if not isinstance(value, Mapping):
+                return SchemaFault.BAD_KEYWORD, f"'dependencies' must be an object, not {_kind(value)}"
+            # a dependency is a list of property names or a schema
+            self.todo.extend((sub, (here, n), depth, scopes) for n, sub in value.items() if not isinstance(sub, list))
+        elif kind is _Kind.TYPE:
+            for name in value if isinstance(value, list) else (value,):
+                if not isinstance(name, str) or name not in _TYPES:
+                    return SchemaFault.UNKNOWN_TYPE, f"unknown type {name!r}; a type is one of {_TYPE_LIST}"
+        elif kind is _Kind.PATTERN:
+            if bad := _regex_problem(value):
+                return SchemaFault.BAD_PATTERN, bad
+        elif kind is _Kind.NUMBER or kind is _Kind.EXCLUSIVE or kind is _Kind.DIVISOR:
+            if not _is_number(value) and not (kind is _Kind.EXCLUSIVE and isinstance(value, bool)):
+                return SchemaFault.BAD_KEYWORD, f"{key!r} must be a number, not {_kind(value)}"
+            if kind is _Kind.DIVISOR and value <= 0:
+                return SchemaFault.BAD_KEYWORD, f"{key!r} must be greater than 0"
+        elif kind is _Kind.COUNT:
+            if not _is_count(value):
+                return SchemaFault.BAD_KEYWORD, f"{key!r} must be a non-negative integer, not {value!r}"
+        elif kind is _Kind.NAMES:
+            if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+                return SchemaFault.BAD_KEYWORD, f"{key!r} must be a list of property names"
+        elif kind is _Kind.LIST:
+            if not isinstance(value, list):
+                return SchemaFault.BAD_KEYWORD, f"{key!r} must be a list, not {_kind(value)}"
+        elif kind is _Kind.REF:
+            if not isinstance(value, str):
+                return SchemaFault.DANGLING_REF, f"{key!r} must be a string, not {_kind(value)}"
+            self.refs.append((value, here, scopes, node))
+        return None
+
+
+def load_problem(schema: Any) -> SchemaProblem | None:
+    """The first thing in a parameter schema that would make validating a call (or a
+    provider) fail, found without recursion; None when there is nothing."""
+    if not isinstance(schema, Mapping):
+        return SchemaProblem(
+            SchemaFault.NOT_A_SCHEMA, "#", f"a parameter schema must be a JSON object, not {_kind(schema)}"
+        )
+    cls = validator_class(schema)
+    specification = referencing.jsonschema.specification_with(
+        str(cls.META_SCHEMA.get("$schema", "")), default=referencing.jsonschema.DRAFT202012
+    )
+    walk = _Walk(cls in _TUPLE_ITEMS)
+    walk.todo.append((schema, None, 0, ()))
+    keywords = _KEYWORDS
+    while walk.todo:
+        node, path, depth, scopes = walk.todo.pop()
+        if isinstance(node, bool):
+            continue
+        if not isinstance(node, Mapping):
+            return SchemaProblem(
+                SchemaFault.NOT_A_SCHEMA, pointer(path), f"a schema must be an object or a boolean, not {_kind(node)}"
+            )
+        if depth >= MAX_SCHEMA_DEPTH:
+            return SchemaProblem(
+                SchemaFault.TOO_DEEP, pointer(path), f"subschemas nested more than {MAX_SCHEMA_DEPTH} levels deep"
+            )
+        if path is not None and ("$id" in node or "id" in node) and specification.id_of(node):
+            scopes = (*scopes, node)
+        walk.nodes.append(node)
+        for key in node:
+            kind = keywords.get(key)
+            if kind is not None and (bad := walk.keyword(node, key, kind, path, depth + 1, scopes)) is not None:
+                return SchemaProblem(bad[0], pointer((path, key)), bad[1])
+    if not walk.refs:
+        return None
+    return reference_problem(schema, specification, walk.refs, walk.nodes)
+
+
+_META: dict[type, jsonschema.protocols.Validator] = {}
+
+
+def meta_schema_problem(schema: Mapping[str, Any]) -> SchemaProblem | None:
+    """What the dialect's meta-schema rejects in ``schema`` (its most relevant error)."""
+    cls = validator_class(schema)
+    meta = _META.get(cls)
+    if meta is None:
+        meta = _META[cls] = cls(cls.META_SCHEMA)
+    try:
+        error = jsonschema.exceptions.best_match(meta.iter_errors(dict(schema)))
+    except Exception as exc:  # a schema the meta-schema check itself trips on
+        return SchemaProblem(SchemaFault.META_SCHEMA, "#", f"{type(exc).__name__}: {exc}")
+    if error is None:
+        return None
+    path: Path = None
+    for key in error.absolute_path:
+        path = (path, key)
+    return SchemaProblem(SchemaFault.META_SCHEMA, pointer(path), _short(error.message))
+
+
+def _short(text: str, width: int = 300) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+__all__ = [
+    "MAX_SCHEMA_DEPTH",
+    "SchemaFault",
+    "SchemaProblem",
+    "compile_validator",
+    "load_problem",
+    "meta_schema_problem",
+    "validator_class",
+]
