@@ -1,21 +1,20 @@
-"""Build a runtime from a config file: plugins, their configs, tools and the model."""
+"""Build a runtime from a config file: plugins, their configs, tools and the model.
+
+``greenroom run`` and ``greenroom config check`` share this build: a check passes a
+``Findings``, so nothing starts and every problem is recorded (``greenroom.checking``).
+"""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import inspect
-import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import Any, TypeVar
 
 from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig, load_config, structure_plugin_config
 from greenroom.events import EventBus
+from greenroom.findings import Findings, Level
 from greenroom.mcp.checks import check_mcp
-from greenroom.models import Model, ProviderFactory
+from greenroom.models import Model, ModelError, ModelRequest, ModelResponse, ProviderFactory
 from greenroom.plugins import (
     Plugin,
     PluginHost,
@@ -25,14 +24,14 @@ from greenroom.plugins import (
     make_plugin_host,
     select_enabled,
 )
+from greenroom.providers.errors import MissingExtraError, ProviderSetupError
 from greenroom.runtime import Runtime
-from greenroom.tools import FunctionTool, Tool, ToolDescriptor, tool
-from greenroom.tools.catalog import CatalogError, load_catalog
+from greenroom.tool_sources import as_tools, build_groups, build_mcp, build_tools, import_ref
+from greenroom.tools import FunctionTool, Tool
 from greenroom.tools.groups import ToolGroup
 from greenroom.tools.toolset import DuplicateToolError
 
-if TYPE_CHECKING:
-    from greenroom.mcp import McpToolset
+T = TypeVar("T")
 
 
 def plugin_schemas(records: Iterable[PluginRecord]) -> dict[str, dict[str, Any]]:
@@ -45,6 +44,15 @@ def load_runtime_config(
     recs = list(records) if records is not None else discover()
     broken = {r.name: r.failure.message for r in recs if r.failure is not None}
     cfg = load_config(path, plugin_schemas=plugin_schemas(recs), broken_plugins=broken)
+    if "api_key" in cfg.model:
+        # a key in a file ends up in version control (and in `config show`); never quote it
+        raise ConfigError(
+            "API keys are never read from config files: remove this key, put the key in an "
+            'environment variable, and name that variable with api_key_env = "NAME" '
+            "(each provider has a default, e.g. OPENAI_API_KEY)",
+            file=cfg.origin("model.api_key"),
+            path="model.api_key",
+        )
     check_mcp(cfg)  # here, so `greenroom config check` reports it without starting anything
     return cfg, recs
 
@@ -71,151 +79,6 @@ def plugin_configs(cfg: RuntimeConfig, records: Iterable[PluginRecord]) -> dict[
     return out
 
 
-def import_ref(ref: str, base_dir: str | Path = ".") -> Any:
-    """Resolve ``package.module:attr`` or ``path/to/file.py:attr``."""
-    if ":" not in ref:
-        raise ConfigError(f"expected 'module:attribute', got {ref!r}")
-    mod_name, _, attr = ref.rpartition(":")
-    if mod_name.endswith(".py"):
-        path = (Path(base_dir) / mod_name).resolve()
-        if not path.exists():
-            raise ConfigError(f"{ref!r}: file {path} not found")
-        key = f"greenroom_user_{abs(hash(str(path)))}"
-        module = sys.modules.get(key)
-        if module is None:
-            spec = importlib.util.spec_from_file_location(key, path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[key] = module
-            spec.loader.exec_module(module)
-    else:
-        try:
-            module = importlib.import_module(mod_name)
-        except ImportError as exc:
-            raise ConfigError(f"{ref!r}: cannot import {mod_name}: {exc}") from None
-    obj: Any = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ConfigError(f"{ref!r}: {mod_name} has no attribute {attr!r}") from None
-    return obj
-
-
-def as_tools(obj: Any, ref: str) -> list[Tool]:
-    """A tool, a function, or a list of either -> tools."""
-    items = obj if isinstance(obj, list | tuple) else [obj]
-    out: list[Tool] = []
-    for item in items:
-        if isinstance(item, Tool):
-            out.append(item)
-        elif callable(item):
-            out.append(tool(item))
-        else:
-            raise ConfigError(f"{ref!r}: {item!r} is neither a tool nor a function")
-    return out
-
-
-def base_of(cfg: RuntimeConfig, where: str) -> Path:
-    """The folder relative paths at ``where`` resolve against (``RuntimeConfig.dir_of``)."""
-    return cfg.dir_of(where)
-
-
-def build_tools(cfg: RuntimeConfig) -> list[Tool]:
-    tools: list[Tool] = []
-    for i, ref in enumerate(cfg.tools.python):
-        where = f"tools.python[{i}]"
-        try:
-            tools.extend(as_tools(import_ref(ref, base_of(cfg, where)), ref))
-        except ConfigError as exc:
-            raise ConfigError(exc.message, file=cfg.origin(where), path=where) from None
-        except Exception as exc:
-            raise ConfigError(f"{ref!r}: {type(exc).__name__}: {exc}", file=cfg.origin(where), path=where) from None
-    for i, cat in enumerate(cfg.tools.catalogs):
-        where = f"tools.catalogs[{i}]"
-        origin = cfg.origin(where)
-        base = Path(origin).parent if origin else Path(cfg.base_dir)
-        try:
-            tools.extend(load_catalog(base / cat))
-        except CatalogError as exc:
-            raise ConfigError(str(exc), file=origin, path=where) from None
-    return tools
-
-
-def build_groups(cfg: RuntimeConfig) -> list[ToolGroup]:
-    """Groups behind Python loaders (``[[tools.groups]]``)."""
-    out: list[ToolGroup] = []
-    for i, g in enumerate(cfg.tools.groups):
-        where = f"tools.groups[{i}]"
-        origin = cfg.origin(where)
-        base = Path(origin).parent if origin else Path(cfg.base_dir)
-        try:
-            func = import_ref(g.loader, base)
-            known: list[ToolDescriptor] = []
-            if g.catalog:
-                known = [t.descriptor for t in load_catalog(base / g.catalog)]
-            known_names = {d.name for d in known}
-            known += [ToolDescriptor(n, "", group=g.id) for n in g.tools if n not in known_names]
-        except (ConfigError, CatalogError) as exc:
-            raise ConfigError(str(getattr(exc, "message", exc)), file=origin, path=where) from None
-        known = [attrs.evolve(d, group=g.id) for d in known]
-        out.append(
-            ToolGroup(
-                id=g.id,
-                name=g.name or g.id,
-                description=g.description,
-                loader=_loader(func, g.loader),
-                known=known,
-                defer=g.defer,
-            )
-        )
-    return out
-
-
-def build_mcp(cfg: RuntimeConfig, reserved_names: Iterable[str]) -> McpToolset | None:
-    """The ``[[tools.mcp]]`` servers, prepared: uncached ones listed, eager ones started.
-
-    The caller owns the result and must close it (``aclose``/``close``). Each server runs
-    in the folder of the config file that declared it.
-    """
-    if not cfg.tools.mcp:
-        return None
-    check_mcp(cfg)
-    try:
-        from greenroom.mcp import McpToolset
-    except ImportError as exc:
-        # greenroom.mcp.sdk re-raises the SDK's ImportError with its own advice; quote only the
-        # underlying reason (which module is missing), not the advice twice
-        reason = exc.__cause__ or exc
-        raise ConfigError(
-            f"MCP servers need the official MCP SDK (2.x): pip install 'greenroom[mcp]' ({reason})",
-            file=cfg.origin("tools.mcp"),
-            path="tools.mcp",
-        ) from None
-    base_dirs: dict[str, str | Path] = {}
-    for i, server in enumerate(cfg.tools.mcp):
-        origin = cfg.origin(f"tools.mcp[{i}]")
-        if origin:
-            base_dirs[server.name] = Path(origin).parent
-    toolset = McpToolset(cfg.tools.mcp, cfg.base_dir, base_dirs=base_dirs, reserved_names=reserved_names)
-    try:
-        toolset.prepare_blocking()
-    except BaseException:
-        toolset.close()
-        raise
-    return toolset
-
-
-def _loader(func: Any, ref: str) -> Any:
-    async def load() -> list[Tool]:
-        value = func()
-        if inspect.isawaitable(value):
-            value = await value
-        return as_tools(value, ref)
-
-    return load
-
-
 def providers(host: PluginHost) -> dict[str, ProviderFactory]:
     out: dict[str, ProviderFactory] = {}
     for contributed in host.call_sync("greenroom_model_providers"):
@@ -236,28 +99,59 @@ def build_model(spec: str, options: Mapping[str, Any], host: PluginHost, base_di
     return factory(rest, {"base_dir": base_dir, **options})
 
 
-def build_runtime(
-    path: str | Path,
-    *,
-    model: Model | None = None,
-    extra_plugins: Iterable[Plugin] = (),
-    extra_tools: Iterable[Tool] = (),
-    events: EventBus | None = None,
-    records: Sequence[PluginRecord] | None = None,
-    overrides: Mapping[str, Any] | None = None,
-) -> Runtime:
-    """Compose a runtime from a config file (``model`` overrides ``agent.model``)."""
-    cfg, recs = load_runtime_config(path, records)
-    configs = plugin_configs(cfg, recs)
-    for name, value in (overrides or {}).items():
-        configs[name] = value
+class UnbuiltModel:
+    """Stands in, during a config check, for a model this machine cannot build (its
+    provider's extra is missing), so the rest of the runtime is still checked."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        raise ModelError(self.reason)
+
+
+def model_from_config(cfg: RuntimeConfig, host: PluginHost, check: Findings | None = None) -> Model:
+    """``agent.model`` built with ``[model]``, offline: a provider connects at its first call.
+
+    Every failure names the file and the key (a provider names the ``[model]`` option it
+    rejected). For a check, what this machine lacks (the provider's extra, the API key) is
+    a warning: the file is fine.
+    """
+    key = "agent.model"
     try:
-        host = make_plugin_host(
+        model = build_model(cfg.agent.model, cfg.model, host, str(cfg.dir_of(key)))
+    except ConfigError as exc:
+        key = exc.path or key
+        raise ConfigError(exc.message, file=cfg.origin(key) or cfg.files[-1], path=key) from None
+    except MissingExtraError as exc:
+        if check is None:
+            raise ConfigError(str(exc), file=cfg.origin(key) or cfg.files[-1], path=key) from None
+        check.add(Level.WARNING, f"run needs it here: {exc}", file=cfg.origin(key) or cfg.files[-1], path=key)
+        return UnbuiltModel(str(exc))
+    except Exception as exc:  # a provider's own error (a script file that is missing...)
+        message = str(exc) if isinstance(exc, ModelError) else f"{type(exc).__name__}: {exc}"
+        raise ConfigError(message, file=cfg.origin(key) or cfg.files[-1], path=key) from None
+    ready = getattr(model, "check_ready", None)
+    if check is not None and ready is not None:
+        try:
+            ready()
+        except ProviderSetupError as exc:
+            check.add(Level.WARNING, f"run needs it here: {exc}", file=cfg.origin(key) or cfg.files[-1], path=key)
+    return model
+
+
+def plugin_host(
+    cfg: RuntimeConfig, recs: Sequence[PluginRecord], configs: Mapping[str, Any], extra: Iterable[Plugin]
+) -> PluginHost:
+    """The host of the plugins the config enables; a plugin it asked for that fails to
+    start is an error at the key that asked for it."""
+    try:
+        return make_plugin_host(
             configs,
             enable=cfg.plugins.enable,
             disable=cfg.plugins.disable,
             records=recs,
-            extra=extra_plugins,
+            extra=extra,
             configured=cfg.plugin_sections,
         )
     except PluginStartError as exc:
@@ -269,23 +163,57 @@ def build_runtime(
         else:
             raise
         raise ConfigError(str(exc), file=cfg.origin(where) or cfg.files[-1], path=where) from None
-    tools = [*build_tools(cfg), *extra_tools]
-    groups = build_groups(cfg)
+
+
+def _stage(check: Findings | None, fallback: T, build: Callable[[], T]) -> T:
+    """A build stage: a run stops at its first error; a check records it and goes on
+    with ``fallback``, so one check reports every stage's errors."""
+    if check is None:
+        return build()
+    try:
+        return build()
+    except ConfigError as exc:
+        check.add_config_error(exc)
+        return fallback
+
+
+def build_runtime(
+    path: str | Path,
+    *,
+    model: Model | None = None,
+    extra_plugins: Iterable[Plugin] = (),
+    extra_tools: Iterable[Tool] = (),
+    events: EventBus | None = None,
+    records: Sequence[PluginRecord] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    check: Findings | None = None,
+) -> Runtime:
+    """Compose a runtime from a config file (``model`` overrides ``agent.model``).
+
+    ``check`` makes it the build of ``greenroom config check``: the same steps, but no
+    MCP server starts (unless ``check.connect``), and problems are recorded there, the
+    config's errors among them, as far as the build can go on without the part that
+    failed. Errors that leave nothing to build on (the file itself) are still raised.
+    """
+    cfg, recs = load_runtime_config(path, records)
+    configs = plugin_configs(cfg, recs)
+    for name, value in (overrides or {}).items():
+        configs[name] = value
+    host = plugin_host(cfg, recs, configs, extra_plugins)
+    no_tools: list[Tool] = []
+    no_groups: list[ToolGroup] = []
+    tools = [*_stage(check, no_tools, lambda: build_tools(cfg, check)), *extra_tools]
+    groups = _stage(check, no_groups, lambda: build_groups(cfg, check))
     reserved = [t.descriptor.name for t in tools] + [n for g in groups for n in g.tool_names]
-    mcp = build_mcp(cfg, reserved)
+    mcp = build_mcp(cfg, reserved, check)
     try:
         if mcp is not None:
             tools += mcp.tools()
             groups += mcp.groups()
         built_model = None
         if model is None:
-            try:
-                model_dir = str(base_of(cfg, "agent.model"))
-                model = built_model = build_model(cfg.agent.model, cfg.model, host, model_dir)
-            except ConfigError as exc:
-                # a provider names the [model] option it rejected; keep that path
-                key = exc.path or "agent.model"
-                raise ConfigError(exc.message, file=cfg.origin(key) or cfg.files[-1], path=key) from None
+            unbuilt: Model = UnbuiltModel("the model could not be built")
+            model = built_model = _stage(check, unbuilt, lambda: model_from_config(cfg, host, check))
         try:
             rt = Runtime(model=model, tools=tools, host=host, agent=cfg.agent, events=events, groups=groups)
         except DuplicateToolError as exc:
@@ -305,4 +233,15 @@ def build_runtime(
     return rt
 
 
-__all__ = ["FunctionTool", "build_runtime", "import_ref", "load_runtime_config"]
+__all__ = [
+    "FunctionTool",
+    "UnbuiltModel",
+    "as_tools",
+    "build_model",
+    "build_runtime",
+    "import_ref",
+    "load_runtime_config",
+    "model_from_config",
+    "plugin_configs",
+    "plugin_host",
+]

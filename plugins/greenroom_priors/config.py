@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import attrs
 
 _gt, _ge, _le = attrs.validators.gt, attrs.validators.ge, attrs.validators.le
+
+# scheme://rest, and a sqlite:// URL names its file: a bare "sqlite://" would quietly be the
+# default store, and a plain path (no scheme) fails every run, even with on_store_error = "warn"
+STORE_URL_PATTERN = r"^(?!sqlite://(\?|$))[A-Za-z][A-Za-z0-9+.-]*://"
+STORE_URL_MEANS = (
+    "expected a store URL such as sqlite:///abs/priors.sqlite3, sqlite://relative/priors.sqlite3, "
+    "postgresql://user@host/db or memory://name (a sqlite:// URL needs a file path)"
+)
+
+
+def _store_url(instance: Any, attribute: attrs.Attribute, value: str | None) -> None:
+    if value is not None and not re.match(STORE_URL_PATTERN, value):
+        raise ValueError(f"{attribute.name}: {STORE_URL_MEANS}, got {value!r}")
 
 
 @attrs.frozen
@@ -15,6 +29,7 @@ class PriorsConfig:
 
     store: str | None = attrs.field(
         default=None,
+        validator=_store_url,
         metadata={
             "description": (
                 "Profile store URL: sqlite:///path/priors.sqlite3, sqlite://relative/to/config.sqlite3, "
@@ -74,6 +89,7 @@ def config_schema(base: dict[str, Any]) -> dict[str, Any]:
     props["min_smoothing"].update({"exclusiveMinimum": 0, "maximum": 1})
     props["default_prior"].update({"minimum": 0, "maximum": 1})
     props["on_store_error"].setdefault("enum", ["warn", "raise"])
+    props["store"].update({"pattern": STORE_URL_PATTERN, "errorMessage": STORE_URL_MEANS})
     props["store"].setdefault(
         "examples", ["sqlite:///var/lib/agents/priors.sqlite3", "postgresql://agents@db.internal/agents"]
     )

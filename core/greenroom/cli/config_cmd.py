@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from greenroom.cli.app import app, console, fail
+from greenroom.cli.app import app, console, err_console, fail
 from greenroom.config.errors import ConfigError
 from greenroom.plugins import discover
 
@@ -16,29 +17,35 @@ config_app = typer.Typer(help="Check, show and document configuration files.", n
 app.add_typer(config_app, name="config")
 
 
-def _load(path: Path) -> Any:
-    from greenroom.compose import load_runtime_config
-
-    try:
-        return load_runtime_config(path)
-    except ConfigError as exc:
-        fail(str(exc))
+_LEVEL_STYLE = {"error": "bold red", "unreachable": "bold red", "warning": "yellow", "note": "cyan"}
 
 
 @config_app.command("check")
-def config_check(path: Annotated[Path, typer.Argument(help="Config file (TOML).")]) -> None:
-    """Validate a config file (and the files it extends) against every schema."""
-    from greenroom.compose import plugin_configs
+def config_check(
+    path: Annotated[Path, typer.Argument(help="Config file (TOML).")],
+    connect: Annotated[
+        bool,
+        typer.Option("--connect", help="Also start every MCP server and open every store (RunStart), then close them."),
+    ] = False,
+) -> None:
+    """Check a config file as `greenroom run` would, without calling the model.
 
-    cfg, records = _load(path)
-    try:
-        plugin_configs(cfg, records)
-    except ConfigError as exc:
-        fail(str(exc))
-    console.print(
-        f"[green]ok[/] {path} ({len(cfg.files)} file(s), plugins: "
-        f"{', '.join(sorted(cfg.plugin_sections)) or 'defaults'})"
-    )
+    Imports the tool modules, reads catalogs and checks every tool's schema, builds the
+    model offline and reads the MCP listing caches. Exits 2 when the config is wrong, 1
+    when only --connect failed (a server or store out of reach), 0 otherwise; warnings
+    and notes never fail a check.
+    """
+    from greenroom.checking import check_config
+
+    report = check_config(path, connect=connect)
+    if report.exit_code == 0:
+        console.print(f"[green]ok[/] {escape(report.summary())}", highlight=False)
+    for finding in report.findings.items:
+        level = finding.level.value
+        # messages quote user text and install hints like greenroom[openai]: never markup
+        err_console.print(f"[{_LEVEL_STYLE[level]}]{level}:[/] {escape(str(finding))}", highlight=False)
+    if report.exit_code:
+        raise typer.Exit(report.exit_code)
 
 
 @config_app.command("show")

@@ -77,11 +77,21 @@ def deep_merge(
 
 def read_toml(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError("file not found", file=str(path)) from None
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, column {column}; "
+            "TOML files must be UTF-8 (save the file as UTF-8)",
+            file=str(path),
+        ) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -178,6 +188,14 @@ def _describe(err: jsonschema.ValidationError) -> str:
         return f"expected one of {', '.join(repr(x) for x in err.validator_value)}, got {err.instance!r}"
     if v == "required":
         return err.message.replace("is a required property", "is required")
+    if v in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        sign = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[str(v)]
+        kind = "an integer" if err.schema.get("type") == "integer" else "a number"
+        return f"expected {kind} {sign} {err.validator_value}, got {err.instance!r}"
+    custom = err.schema.get("errorMessage") if isinstance(err.schema, Mapping) else None
+    if isinstance(custom, str):
+        # the ajv-errors convention: a schema says in words what its pattern means
+        return f"{custom}, got {err.instance!r}"
     return err.message
 
 

@@ -52,14 +52,23 @@ class AgentConfig:
         max_steps: Model calls allowed per run.
         tool_timeout: Default seconds a tool call may take.
         max_concurrency: Tool calls run at once within one step.
+        max_result_tokens: Tokens one tool result may hold; a larger result is cut to
+            its head and tail with a note saying what was left out. 25,000 (Claude
+            Code's default bound on an MCP tool's output) fits a long file or a page of
+            logs and leaves most of a 128k-200k context to the conversation.
+        max_input_tokens: Tokens a user input may hold; a larger input ends the run with
+            an error before the model is called. 200,000: the context of the larger
+            models, so only an input no model could take is refused.
     """
 
     id: str = "agent"
     model: str = "scripted"
     system_prompt: str = "You are a helpful assistant. Use tools when they help."
     max_steps: int = attrs.field(default=20, validator=attrs.validators.ge(1))
-    tool_timeout: float = 60.0
-    max_concurrency: int = 8
+    tool_timeout: float = attrs.field(default=60.0, validator=attrs.validators.gt(0))
+    max_concurrency: int = attrs.field(default=8, validator=attrs.validators.ge(1))
+    max_result_tokens: int = attrs.field(default=25_000, validator=attrs.validators.ge(1))
+    max_input_tokens: int = attrs.field(default=200_000, validator=attrs.validators.ge(1))
 
 
 @attrs.frozen
@@ -91,8 +100,8 @@ class McpServerConfig:
     description: str | None = None
     defer: bool = True
     start: Literal["lazy", "eager"] = "lazy"
-    timeout: float = 30.0
-    connect_timeout: float = 30.0
+    timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
+    connect_timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
 
 
 @attrs.frozen
@@ -156,8 +165,15 @@ class PluginsConfig:
 class SessionConfig:
     """Session persistence.
 
+    A session file is held by one run at a time (a second ``greenroom run --session`` on
+    it waits ``--wait`` seconds, then fails naming the holder's pid), is refused when it
+    belongs to another agent id (``--take-over`` continues it as this agent), and is
+    written atomically, readable by its owner only (0600).
+
     Args:
-        dir: Folder for saved sessions (default: the user's state directory).
+        dir: Folder where a bare ``--session NAME`` (a file name with no folder in it)
+            is kept; relative to the config file that sets it. Unset, ``NAME`` is
+            relative to the current directory, as is any path with a folder in it.
     """
 
     dir: str | None = None
@@ -198,8 +214,36 @@ converter = make_converter()
 PLUGIN_META_KEYS = ("enable", "disable")
 
 
+# What a type cannot say. Each bound an attrs validator above keeps is in the schema too,
+# so a file hears about it at the key (agent.tool_timeout), not at its table; a timeout of 0
+# would make every call time out.
+_POSITIVE: dict[str, Any] = {"exclusiveMinimum": 0}
+AGENT_BOUNDS: dict[str, dict[str, Any]] = {
+    "max_steps": {"minimum": 1},
+    "tool_timeout": _POSITIVE,
+    "max_concurrency": {"minimum": 1},
+    "max_result_tokens": {"minimum": 1},
+    "max_input_tokens": {"minimum": 1},
+}
+MCP_BOUNDS: dict[str, dict[str, Any]] = {"timeout": _POSITIVE, "connect_timeout": _POSITIVE}
+MODEL_KEYS: dict[str, dict[str, Any]] = {
+    # every provider reads these two; the rest of [model] is the provider's to check
+    "timeout": {"type": "number", **_POSITIVE, "description": "Seconds one model call may take."},
+    "api_key_env": {"type": "string", "description": "The environment variable that holds the API key."},
+}
+
+
+def with_bounds(schema: dict[str, Any], bounds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """``schema`` (of an attrs class) with extra keywords merged into its properties."""
+    for key, extra in bounds.items():
+        schema["properties"][key].update(extra)
+    return schema
+
+
 def core_schema() -> dict[str, Any]:
     """The JSON Schema of everything in a config file that is not a plugin section."""
+    tools = schema_for_attrs(ToolsConfig)
+    with_bounds(tools["properties"]["mcp"]["items"], MCP_BOUNDS)
     return {
         "type": "object",
         "properties": {
@@ -207,9 +251,13 @@ def core_schema() -> dict[str, Any]:
                 "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
                 "description": "Base config file(s), relative to this file.",
             },
-            "agent": schema_for_attrs(AgentConfig),
-            "model": {"type": "object", "description": "Options passed to the model provider."},
-            "tools": schema_for_attrs(ToolsConfig),
+            "agent": with_bounds(schema_for_attrs(AgentConfig), AGENT_BOUNDS),
+            "model": {
+                "type": "object",
+                "properties": {k: dict(v) for k, v in MODEL_KEYS.items()},
+                "description": "Options passed to the model provider.",
+            },
+            "tools": tools,
             "plugins": {
                 "type": "object",
                 "properties": schema_for_attrs(PluginsConfig)["properties"],

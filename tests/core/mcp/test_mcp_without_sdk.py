@@ -68,6 +68,7 @@ def test_a_config_with_mcp_servers_checks_and_builds_say_what_to_install(tmp_pat
         '[[tools.mcp]]\nname = "time"\ncommand = "mcp-server-time"\n\n'
         '[[tools.mcp]]\nname = "docs"\nurl = "https://docs.example.com/mcp"\n'
     )
+    (tmp_path / "script.jsonl").write_text('{"text": "hi"}\n')  # a check builds the model too
     out = run_without_sdk(cfg)
     code, text = out["check"]
     assert code == 0 and text.startswith(f"ok {cfg}"), text
