@@ -1,10 +1,26 @@
-"""Sessions: one conversation's messages and state, saved to and resumed from files."""
+"""Sessions: one conversation's messages and state, saved to and resumed from files.
+
+A session file is JSON in the ``greenroom.session/1`` format, written atomically and
+readable by its owner only. Reading one checks everything before anything is used: a
+file that is not UTF-8, not JSON, not a session, or has a field of the wrong type is a
+``SessionError`` naming the file and the dotted path of what is wrong, and the file is
+left as it was. A session belongs to an agent id; another agent's session is refused
+(``SessionOwnerError``) unless it is taken over on purpose.
+
+``held_session`` is a session file as a run uses it: held against every other process
+from load to save (``greenroom.storage.FileHold``), created when missing, saved on the
+way out whatever ended the run.
+"""
 
 from __future__ import annotations
 
 import copy
+import functools
+import json
+import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,8 +32,29 @@ from greenroom.state import (
 )
 
 if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+    from greenroom.config import RuntimeConfig
     from greenroom.context import RunContext, RunOutcome
     from greenroom.runtime import Runtime
+    from greenroom.storage import FileInUse
+
+FORMAT = "greenroom.session/1"
+_MAX_PROBLEM = 300  # a problem quotes the value it is about: a huge one must not flood the terminal
+
+
+class SessionError(ValueError):
+    """A session file that cannot be used: the message names the file and what is wrong."""
+
+
+class SessionOwnerError(SessionError):
+    """The session file belongs to another agent id (``owner``) than the runtime's (``agent``)."""
+
+    def __init__(self, path: str, owner: str, agent: str) -> None:
+        self.path = path
+        self.owner = owner
+        self.agent = agent
+        super().__init__(f"{path}: this session belongs to agent {owner!r}, not to this runtime's agent {agent!r}")
 
 
 class Session:
@@ -60,7 +97,7 @@ class Session:
             key = self.runtime.registry.key(cls)
             state[key.id] = converter.unstructure(value)
         return {
-            "format": "greenroom.session/1",
+            "format": FORMAT,
             "id": self.id,
             "agent": self.runtime.agent.id,
             "runs": self.runs,
@@ -69,36 +106,189 @@ class Session:
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write the session atomically (a crash mid-save keeps the previous file)."""
+        """Write the session atomically (a crash mid-save keeps the previous file), 0600."""
         from greenroom.storage import write_json_atomic
 
         return write_json_atomic(Path(path), self.to_json())
 
     @classmethod
-    def from_json(cls, runtime: Runtime, data: Mapping[str, Any], source: str = "<session>") -> Session:
+    def load(cls, runtime: Runtime, path: str | Path, *, take_over: bool = False) -> Session:
+        """Resume the session saved at ``path``; ``take_over`` accepts another agent's
+        session (it is saved as this runtime's agent from then on)."""
+        p = Path(path)
+        return cls.from_json(runtime, read_session_file(p), str(p), take_over=take_over)
+
+    @classmethod
+    def from_json(cls, runtime: Runtime, data: Any, source: str = "<session>", *, take_over: bool = False) -> Session:
         from greenroom.config import converter
 
-        if data.get("format") != "greenroom.session/1":
-            raise SessionError(f"{source}: not a greenroom session file (format {data.get('format')!r})")
-        s = cls(runtime, str(data.get("id") or ""))
-        s.runs = int(data.get("runs", 0))
+        check_session_data(data, source)
+        owner, agent = data["agent"], runtime.agent.id
+        if owner != agent and not take_over:
+            raise SessionOwnerError(source, owner, agent)
+        s = cls(runtime, data.get("id") or None)
+        s.runs = data.get("runs", 0)
         try:
-            s.messages = converter.structure(data.get("messages", []), list[Message])
-        except Exception as exc:
-            raise SessionError(f"{source}: messages: {exc}") from None
+            s.messages = converter.structure(data["messages"], list[Message])
+        except Exception as exc:  # the schema checked the shape; this is a value attrs refused
+            raise SessionError(f"{source}: messages: {_problems(exc, 'messages')}") from None
         known = runtime.registry.by_id()
-        for key_id, raw in (data.get("state") or {}).items():
+        for key_id, raw in data.get("state", {}).items():
             key = known.get(key_id)
             if key is None or key.scope is not Scope.SESSION:
                 # a plugin that is not installed now: keep its state so nothing is lost
                 s.unknown_state[key_id] = raw
                 continue
+            where = f"state.{key_id}"
             try:
                 s.state.set(converter.structure(key.upgrade(raw) if key.upgrade else raw, key.cls))
             except Exception as exc:
-                raise SessionError(f"{source}: state {key_id}: {exc}") from None
+                raise SessionError(f"{source}: {_problems(exc, where)}") from None
         return s
 
 
-class SessionError(ValueError):
-    pass
+def read_session_file(path: Path) -> Mapping[str, Any]:
+    """The JSON object in ``path``, or a ``SessionError`` saying why there is none."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise SessionError(f"{path}: no such session file") from None
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot read the session file: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SessionError(
+            f"{path}: not a greenroom session file: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SessionError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise SessionError(f"{path}: not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # a number past Python's digit limit
+        raise SessionError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise SessionError(f"{path}: not a greenroom session file: expected a JSON object, got {_json_type(data)}")
+    return data
+
+
+def check_session_data(data: Any, source: str) -> None:
+    """Raise a ``SessionError`` naming the first thing in ``data`` that is not a session."""
+    if not isinstance(data, Mapping):
+        raise SessionError(f"{source}: not a greenroom session file: expected a JSON object, got {_json_type(data)}")
+    if data.get("format") != FORMAT:
+        found = _clip(repr(data.get("format")))
+        raise SessionError(f"{source}: not a greenroom session file (format {found}, expected {FORMAT!r})")
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(data))
+    if error is not None:
+        where = _dotted(error.absolute_path)
+        raise SessionError(f"{source}: {where + ': ' if where else ''}{_clip(error.message)}")
+
+
+@functools.cache
+def _validator() -> Validator:
+    import jsonschema
+
+    from greenroom.tools.schema import schema_for_attrs
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "format": {"const": FORMAT},
+            "id": {"type": "string"},
+            "agent": {"type": "string"},
+            "runs": {"type": "integer", "minimum": 0},
+            "messages": {"type": "array", "items": schema_for_attrs(Message)},
+            "state": {"type": "object"},
+        },
+        "required": ["format", "agent", "messages"],
+        # a key this version does not know would be dropped on the next save
+        "additionalProperties": False,
+    }
+    validator: Validator = jsonschema.Draft202012Validator(schema)
+    return validator
+
+
+def session_path(name: str | Path, config: RuntimeConfig | None) -> Path:
+    """Where ``--session NAME`` points: a bare file name (no folder in it, not even
+    ``./``, so pass the text as typed) lives in ``[session] dir`` when the config sets
+    one (a relative ``dir`` is relative to the config file that set it); any other path
+    is used as given."""
+    text = os.fspath(name)
+    p = Path(text).expanduser()
+    folder = config.session.dir if config is not None else None
+    separators = [sep for sep in (os.sep, os.altsep) if sep]
+    if folder is None or any(sep in text for sep in separators) or p.is_absolute():
+        return p
+    base = Path(folder).expanduser()
+    if not base.is_absolute():
+        assert config is not None
+        base = config.dir_of("session.dir") / base
+    return base / p
+
+
+@contextmanager
+def held_session(
+    runtime: Runtime,
+    path: str | Path,
+    *,
+    wait: float = 0.0,
+    take_over: bool = False,
+    on_wait: Callable[[FileInUse], None] | None = None,
+) -> Iterator[Session]:
+    """The session at ``path`` (a new one when there is no file), held against every other
+    process until the block ends and saved then, whatever ended it.
+
+    A file another process holds raises ``greenroom.storage.FileInUse`` after ``wait``
+    seconds (``on_wait`` is told before waiting); a file that cannot be resumed raises
+    ``SessionError`` and is not touched. Waiting blocks the calling thread.
+    """
+    from greenroom.storage import FileHold
+
+    p = Path(path)
+    try:
+        hold = FileHold(p, wait).acquire(on_wait)
+    except OSError as exc:  # a folder that cannot be made, a lock file that cannot be written
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise SessionError(f"{p}: cannot hold the session file: {exc.strerror or exc}{where}") from None
+    try:
+        session = Session.load(runtime, p, take_over=take_over) if p.exists() else runtime.session()
+        try:
+            yield session
+        finally:
+            session.save(p)
+    finally:
+        hold.release()
+
+
+def _problems(exc: Exception, where: str) -> str:
+    import cattrs
+
+    if isinstance(exc, cattrs.BaseValidationError):
+        found = cattrs.transform_error(exc, path=where)
+        # "what @ path" -> "path: what", the way every other greenroom error reads
+        lines = []
+        for line in found[:3]:
+            what, at, where_ = line.rpartition(" @ ")
+            lines.append(f"{where_}: {what}" if at else line)
+        return _clip("; ".join(lines))
+    return _clip(f"{where}: {type(exc).__name__}: {exc}")
+
+
+def _dotted(path: Any) -> str:
+    from greenroom.config.model import dotted
+
+    return dotted(list(path))
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value), "null" if value is None else type(value).__name__)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_PROBLEM else text[: _MAX_PROBLEM - 3] + "..."

@@ -1,14 +1,20 @@
-"""Saved sessions: atomic JSON files in a folder (the user's state directory by default)."""
+"""Where greenroom's files live, and writing them safely: atomic JSON files (0600) and
+an exclusive hold on a file while one process uses it (a ``.lock`` file beside it that
+names its holder's pid)."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import platformdirs
+from filelock import FileLock, Timeout
+
+LOCK_SUFFIX = ".lock"
 
 
 def state_dir() -> Path:
@@ -20,8 +26,12 @@ def state_dir() -> Path:
 
 
 def write_json_atomic(path: Path, data: Any) -> Path:
-    """Write JSON so that a crash at any moment leaves the old file or the new one."""
+    """Write JSON so that a crash at any moment leaves the old file or the new one.
+
+    The file is readable by its owner only (0600): sessions, caches and stores hold
+    conversations and tool output, which are nobody else's business."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    # mkstemp creates the file 0600, and os.replace keeps the mode of the file it moves
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -33,3 +43,82 @@ def write_json_atomic(path: Path, data: Any) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+class FileInUse(Exception):
+    """Another process holds ``path``; ``pid`` is its process id when the lock file names it."""
+
+    def __init__(self, path: Path, pid: int | None) -> None:
+        self.path = path
+        self.pid = pid
+        super().__init__(f"{path} is in use ({self.holder})")
+
+    @property
+    def holder(self) -> str:
+        return f"pid {self.pid}" if self.pid is not None else "another process"
+
+
+def lock_path(path: Path) -> Path:
+    """The lock file of ``path``: beside it, with ``.lock`` appended."""
+    return path.with_name(path.name + LOCK_SUFFIX)
+
+
+def _stamp_pid(fd: int) -> None:
+    # runs only once the lock is ours, so a contender never reads a half-written pid of a loser
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+
+
+def holder_pid(path: Path) -> int | None:
+    """The pid the lock file of ``path`` names, or None when it names none."""
+    try:
+        text = lock_path(path).read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdecimal() else None
+
+
+class FileHold:
+    """An exclusive hold on ``path`` among processes, for as long as this object holds it.
+
+    The OS lock (``flock`` through filelock) dies with the process, so a run that crashes
+    or is killed never leaves the file locked; the lock file stays beside ``path``.
+    """
+
+    def __init__(self, path: Path, wait: float = 0.0) -> None:
+        self.path = path
+        self.wait = wait
+        target = lock_path(path)
+        try:
+            self._lock = FileLock(target, mode=0o600, on_acquired=_stamp_pid)
+        except TypeError:  # filelock before on_acquired: the hold works, the message names no pid
+            self._lock = FileLock(target, mode=0o600)
+
+    def acquire(self, on_wait: Callable[[FileInUse], None] | None = None) -> FileHold:
+        """Take the hold, waiting up to ``wait`` seconds; raises ``FileInUse`` if another
+        process keeps it that long. ``on_wait`` hears who holds it before the wait starts."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire(timeout=0)
+            return self
+        except Timeout:
+            busy = FileInUse(self.path, holder_pid(self.path))
+        if self.wait <= 0:
+            raise busy
+        if on_wait is not None:
+            on_wait(busy)
+        try:
+            self._lock.acquire(timeout=self.wait)
+        except Timeout:
+            raise FileInUse(self.path, holder_pid(self.path)) from None
+        return self
+
+    def release(self) -> None:
+        if self._lock.is_locked:
+            self._lock.release()
+
+    def __enter__(self) -> FileHold:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

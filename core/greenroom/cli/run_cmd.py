@@ -1,19 +1,33 @@
-"""``greenroom inspect`` and ``greenroom run``: the first request, and a run with a live view."""
+"""``greenroom inspect`` and ``greenroom run``: the first request, and a run with a live view,
+its session held from load to save, ended cleanly by Ctrl-C."""
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
+import sys
+import threading
+from asyncio import CancelledError
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import anyio
 import typer
+from rich.text import Text
 
 from greenroom import events as ev
 from greenroom.cli.app import app, console, err_console, fail
 from greenroom.config import ConfigError
 from greenroom.failures import PluginHookError, first_error
 from greenroom.models import ModelError
+
+if TYPE_CHECKING:
+    from greenroom.storage import FileInUse
+
+EXIT_IN_USE = 75  # EX_TEMPFAIL (sysexits.h): the session is busy, trying again later may work
+EXIT_CANCELLED = 130  # 128 + SIGINT: what a shell reports for a command ended by Ctrl-C
 
 
 def _build(path: Path, **kw: Any) -> Any:
@@ -51,34 +65,64 @@ def run_cmd(
     path: Annotated[Path, typer.Argument(help="Config file (TOML).")],
     user_input: Annotated[str, typer.Argument(metavar="INPUT", help="The user's message.")],
     trace: Annotated[Path | None, typer.Option("--trace", help="Write a JSONL trace of events.")] = None,
-    session: Annotated[Path | None, typer.Option("--session", help="Session file to resume and save.")] = None,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            help="Session file to resume and save; a bare file name lives in [session] dir when that is set.",
+        ),
+    ] = None,
+    wait: Annotated[
+        float,
+        typer.Option("--wait", min=0, metavar="SECONDS", help="Wait this long for a session another run holds."),
+    ] = 0.0,
+    take_over: Annotated[
+        bool, typer.Option("--take-over", help="Continue a session saved by another agent id, as this agent.")
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final answer.")] = False,
 ) -> None:
-    """Run the agent on one input (resuming and saving --session if given)."""
+    """Run the agent on one input (resuming and saving --session if given).
+
+    Exit status: 0 answered; 1 the run stopped without an answer or failed; 2 a bad
+    config or session file; 75 the session is in use by another run; 130 cancelled with
+    Ctrl-C (the session is saved with everything up to that point).
+    """
     from greenroom.cli.live import LiveView
-    from greenroom.session import SessionError
+    from greenroom.session import SessionError, SessionOwnerError, held_session, session_path
+    from greenroom.storage import FileInUse
 
     bus = ev.EventBus()
-    writer = ev.TraceWriter(trace) if trace else None
+    try:
+        writer = ev.TraceWriter(trace) if trace else None
+    except OSError as exc:
+        culprit = f" ({exc.filename})" if exc.filename else ""
+        fail(f"{trace}: cannot write the trace: {exc.strerror or exc}{culprit}")
     if writer:
         bus.subscribe(writer)
     if not quiet:
         bus.subscribe(LiveView(console))
-    rt = _build(path, events=bus)
-
-    async def go() -> Any:
-        sess = None
-        try:
-            sess = rt.load_session(session) if session and session.exists() else rt.session()
-            return await sess.run(user_input)
-        finally:
-            # whatever ended the run, the session keeps everything up to that point
-            if session and sess is not None:
-                sess.save(session)
-            await rt.aclose()
-
+    saved_to: Path | None = None
     try:
-        outcome = anyio.run(go)
+        rt = _build(path, events=bus)
+        if session is None:
+            outcome = anyio.run(_drive, rt, rt.session(), user_input)
+        else:
+            where = session_path(session, rt.config)
+            with held_session(rt, where, wait=wait, take_over=take_over, on_wait=_waiting(wait)) as sess:
+                saved_to = where  # from here on, leaving the block saves it, whatever ends the run
+                outcome = anyio.run(_drive, rt, sess, user_input)
+    except (KeyboardInterrupt, CancelledError):
+        # the first Ctrl-C cancels the run: RunEnd ran, the trace ends with run_end
+        # ("cancelled"), the session was saved on the way out
+        saved = f"; session saved to {saved_to}" if saved_to else ""
+        err_console.print(Text(f"run cancelled (Ctrl-C){saved}", style="yellow"), highlight=False)
+        outcome = None
+    except typer.Exit:
+        raise
+    except FileInUse as exc:
+        fail(f"session {exc.path} is in use ({exc.holder}); --wait SECONDS waits for it", EXIT_IN_USE)
+    except SessionOwnerError as exc:
+        fail(f"{exc}; --take-over continues it as agent {exc.agent!r}")
     except SessionError as exc:
         fail(str(exc))
     except PluginHookError as exc:
@@ -91,8 +135,45 @@ def run_cmd(
     finally:
         if writer:
             writer.close()
+    if outcome is None:
+        _leave(EXIT_CANCELLED)
     if quiet:
         typer.echo(outcome.text)
     if outcome.stop_reason != "final":
         err_console.print(f"[yellow]run stopped: {outcome.stop_reason}[/]")
         raise typer.Exit(1)
+
+
+def _waiting(wait: float) -> Callable[[FileInUse], None]:
+    def say(busy: FileInUse) -> None:
+        waiting = f"session {busy.path} is in use ({busy.holder}); waiting up to {wait:g} s"
+        err_console.print(Text(waiting, style="yellow"), highlight=False)
+
+    return say
+
+
+async def _drive(rt: Any, sess: Any, user_input: str) -> Any:
+    try:
+        return await sess.run(user_input)
+    finally:
+        # servers and clients close even when Ctrl-C cancelled the run
+        with anyio.CancelScope(shield=True):
+            await rt.aclose()
+
+
+def _leave(code: int) -> NoReturn:
+    """Exit with ``code``, not waiting for a tool still running in a thread.
+
+    A sync tool cut off by Ctrl-C cannot be interrupted, and Python waits for every
+    worker thread before it exits; everything is saved by now, so the process runs what
+    a normal exit runs (the exit hooks that stop servers, flush logs) and ends without
+    waiting for the thread."""
+    main = threading.main_thread()
+    if any(t is not main and t.is_alive() and not t.daemon for t in threading.enumerate()):
+        run_exit_hooks = getattr(atexit, "_run_exitfuncs", None)  # CPython's own, as at exit
+        if run_exit_hooks is not None:
+            run_exit_hooks()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise typer.Exit(code)
