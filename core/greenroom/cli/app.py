@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from greenroom.plugins import PluginRecord, PluginStartError, discover, select_enabled, start
+from greenroom.redact import redact_known
 
 HOOK = "greenroom_cli_commands"
 
@@ -31,8 +32,9 @@ app = typer.Typer(
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    # messages quote user text and install hints like greenroom[openai]: never markup
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    # messages quote user text and install hints like greenroom[openai]: never markup; and
+    # text from servers and SDKs, which may echo a key: every secret greenroom knows is masked
+    err_console.print(f"[bold red]error:[/] {escape(redact_known(message))}", highlight=False)
     raise typer.Exit(code)
 
 

@@ -8,7 +8,8 @@ guaranteed to live as long as a session. Each connection therefore runs in a ded
 task of an anyio task group inside one background thread with its own event loop;
 callers reach it through an anyio ``BlockingPortal``, whose cross-loop calls propagate
 cancellation both ways. A hung server cannot block the caller's loop, and a caller's
-timeout never tears an SDK cancel scope.
+timeout never tears an SDK cancel scope. A running host is known to
+``greenroom.mcp.termination``, which stops it if the process is terminated or exits.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import anyio
 import anyio.to_thread
 from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
+
+from greenroom.mcp import termination
 
 T = TypeVar("T")
 
@@ -38,7 +41,9 @@ class McpHost:
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        # Re-entrant: a termination signal can stop the host from the main thread while
+        # that thread is inside ``_ensure`` holding this lock.
+        self._lock = threading.RLock()
         self._portal: BlockingPortal | None = None
         self._tg: TaskGroup | None = None
         self._thread: threading.Thread | None = None
@@ -78,6 +83,7 @@ class McpHost:
             if failure or self._portal is None:  # pragma: no cover
                 raise RuntimeError(f"the MCP host loop did not start: {failure[:1]}")
             self._thread = thread
+            termination.track(self)  # before any server starts
             return self._portal
 
     @property
@@ -108,6 +114,7 @@ class McpHost:
         with self._lock:
             portal, thread = self._portal, self._thread
             self._thread = None
+        termination.untrack(self)
         if portal is not None:
             with contextlib.suppress(RuntimeError):  # already stopping
                 portal.call(portal.stop, True)

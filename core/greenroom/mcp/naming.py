@@ -1,4 +1,5 @@
-"""Model-facing names for MCP tools: provider-safe, unique across servers, stable once given."""
+"""Model-facing names for MCP tools: provider-safe, unique across servers and within a
+listing (a name a server lists twice gets a suffix), stable once given."""
 
 from __future__ import annotations
 
@@ -39,19 +40,38 @@ class ToolNamer:
 
     ``prefixed`` servers give ``<server>__<tool>``. ``bare`` servers give the tool's own
     name when no other tool (another server's, or a reserved name such as a Python tool)
-    has it; a colliding tool falls back to its prefixed name, with a warning. Names are
-    assigned once per (server, tool) and kept, so a re-listing never renames a tool.
+    has it; a colliding tool falls back to its prefixed name, with a warning. A name a
+    server lists more than once keeps every copy callable: the second is ``<name>_2``, the
+    third ``<name>_3`` (in listing order), with a warning. Names are assigned once per
+    (server, tool, occurrence) and kept, so a re-listing never renames a tool.
     """
 
     def __init__(self, reserved: Iterable[str] = ()) -> None:
-        self._owner: dict[str, tuple[str, str] | None] = {n: None for n in reserved}
-        self._assigned: dict[tuple[str, str], str] = {}
+        self._owner: dict[str, tuple[str, str, int] | None] = {n: None for n in reserved}
+        self._assigned: dict[tuple[str, str, int], str] = {}
 
-    def name(self, server: str, tool: str, naming: Literal["prefixed", "bare"]) -> str:
-        key = (server, tool)
+    def name(self, server: str, tool: str, naming: Literal["prefixed", "bare"], occurrence: int = 1) -> str:
+        """The name of the ``occurrence``-th tool called ``tool`` in ``server``'s listing."""
+        key = (server, tool, occurrence)
         got = self._assigned.get(key)
         if got is not None:
             return got
+        if occurrence > 1:
+            name = _fit(f"{self.name(server, tool, naming)}_{occurrence}")
+            log.warning("MCP server %r lists the tool %r more than once; copy %d is %r", server, tool, occurrence, name)
+        else:
+            name = self._first_name(server, tool, naming)
+        if name in self._owner and self._owner[name] != key:
+            # Two tools of one server that differ only in unsafe characters: keep both callable.
+            i = 2
+            while _fit(f"{name}_{i}") in self._owner:
+                i += 1
+            name = _fit(f"{name}_{i}")
+        self._owner[name] = key
+        self._assigned[key] = name
+        return name
+
+    def _first_name(self, server: str, tool: str, naming: Literal["prefixed", "bare"]) -> str:
         name = _fit(prefixed_name(server, tool))
         if naming == "bare":
             bare = _fit(safe_name(tool))
@@ -61,14 +81,6 @@ class ToolNamer:
                 log.warning("MCP tool %r of server %r is named %r (%s has the bare name)", tool, server, name, who)
             else:
                 name = bare
-        if name in self._owner and self._owner[name] != key:
-            # Two tools of one server that differ only in unsafe characters: keep both callable.
-            i = 2
-            while _fit(f"{name}_{i}") in self._owner:
-                i += 1
-            name = _fit(f"{name}_{i}")
-        self._owner[name] = key
-        self._assigned[key] = name
         return name
 
 

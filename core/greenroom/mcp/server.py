@@ -3,8 +3,11 @@ faults, and its tools as greenroom ``Tool`` objects.
 
 Faults never end a run: a crash, a hang (bounded by the server's ``timeout``) or a refused
 call becomes an error ``ToolResult``; a crashed or hung server is restarted on the next
-call, and a server that fails to start is retried after a growing back-off. Error
-messages name the server and its command or URL, never environment or header values.
+call, and a server that fails to start is retried after a growing back-off. A start runs
+in a task of its own, bounded by ``connect_timeout`` only: a caller that gives up (a
+short call timeout) does not cut it short, and the call after a fault is given the time
+its restart needs. Error messages name the server and its command or URL, never
+environment or header values.
 """
 
 from __future__ import annotations
@@ -16,18 +19,20 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 
 from greenroom.config import McpServerConfig
 from greenroom.mcp.cache import read_cached_listing, write_cached_listing
 from greenroom.mcp.connection import Connection, list_server, run_session, start_failure_reason
 from greenroom.mcp.errors import McpError, McpStartError, describe_target
 from greenroom.mcp.host import CLOSE_TIMEOUT, McpHost
-from greenroom.mcp.listing import McpListing, McpToolSpec
+from greenroom.mcp.listing import McpListing
 from greenroom.mcp.naming import ToolNamer
 from greenroom.mcp.results import to_tool_result
 from greenroom.mcp.sdk import MCPError, mcp_types
-from greenroom.redact import Redactor
-from greenroom.tools import ToolCallContext, ToolDescriptor, ToolResult
+from greenroom.mcp.tool import McpTool
+from greenroom.redact import Redactor, url_secrets
+from greenroom.tools import ToolDescriptor, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +41,16 @@ _PROBE_TIMEOUT = 5.0
 # After a failed start, later calls fail fast for this many seconds (doubling, capped), so
 # a broken server does not cost a full connect timeout on every call.
 _BACKOFF_FIRST, _BACKOFF_MAX = 1.0, 30.0
+
+
+@attrs.define(eq=False)
+class _Start:
+    """A start in progress, in a host task of its own; callers wait for ``done``."""
+
+    scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
+    done: anyio.Event = attrs.field(factory=anyio.Event)
+    conn: Connection | None = None
+    error: McpStartError | None = None
 
 
 class McpServer:
@@ -66,14 +81,17 @@ class McpServer:
         self._host = host or McpHost()
         self._namer = namer or ToolNamer()
         # an auth header's credentials are redacted on their own too ("Bearer <token>":
-        # servers quote the token without its scheme)
+        # servers quote the token without its scheme), and so is what a URL may carry
+        # (user info, a ?token=), since a server's error can quote its own URL
         header_parts = [p for v in config.headers.values() for p in v.split()[1:]]
-        self._redact = Redactor([*config.env.values(), *config.headers.values(), *header_parts])
+        url_parts = url_secrets(config.url) if config.url else []
+        self._redact = Redactor([*config.env.values(), *config.headers.values(), *header_parts, *url_parts])
         self._listing: McpListing | None = read_cached_listing(config, base_dir)
         self._listing_is_live = False
-        self._tools: dict[str, McpTool] = {}
+        self._tools: dict[tuple[str, int], McpTool] = {}  # by MCP name and occurrence in the listing
         # host-loop state
         self._conn: Connection | None = None
+        self._starting: _Start | None = None
         self._retiring: set[Connection] = set()  # replaced connections still shutting down
         self._lock: anyio.Lock | None = None
         self._failures = 0
@@ -109,16 +127,33 @@ class McpServer:
         if self._listing is None:
             return []
         out = []
+        seen: dict[str, int] = {}
         for spec in self._listing.tools:
-            name = self._namer.name(self.name, spec.name, self.config.naming)
-            tool = self._tools.get(spec.name)
+            # a name listed twice is two tools (the namer gives the copy a suffix), not one lost
+            n = seen[spec.name] = seen.get(spec.name, 0) + 1
+            name = self._namer.name(self.name, spec.name, self.config.naming, n)
+            tool = self._tools.get((spec.name, n))
             if tool is None or tool.spec != spec:
-                tool = self._tools[spec.name] = McpTool(self, spec, name)
+                tool = self._tools[spec.name, n] = McpTool(self, spec, name)
             out.append(tool)
         return out
 
     def descriptors(self) -> list[ToolDescriptor]:
         return [t.descriptor for t in self.tools()]
+
+    def call_budget(self) -> float:
+        """Seconds a call may take, seen from its caller: the server's ``timeout`` for the
+        call itself, plus, when a fault means the server must first be checked or started
+        again, the bound of each such step (a ping, a start's ``connect_timeout``). A first
+        start is not counted: it goes on when its caller gives up, for the next call."""
+        cfg = self.config
+        conn = self._conn
+        if conn is not None and conn.broken is None and conn.suspect:
+            return cfg.timeout + self._probe_timeout() + cfg.connect_timeout
+        restarting = conn is not None or self.starts > 0 or self._last_error is not None
+        if self._starting is not None or (restarting and not self.connected):
+            return cfg.timeout + cfg.connect_timeout
+        return cfg.timeout
 
     # -- lifecycle (any event loop) ------------------------------------------------------
     async def start(self) -> McpListing:
@@ -147,7 +182,16 @@ class McpServer:
         """Call the server's tool ``name`` (its MCP name). Never raises for server faults:
         they come back as error results."""
         limit = self.config.timeout if timeout is None else timeout
-        return await self._host.call(self._call, name, dict(arguments), limit)
+        try:
+            return await self._host.call(self._call, name, dict(arguments), limit)
+        except anyio.get_cancelled_exc_class():
+            # The caller gave up (its own timeout): the server may be hung. Marked here and
+            # now, because the host loop hears of it later than the next call may ask for
+            # its budget (call_budget).
+            conn = self._conn
+            if conn is not None and conn.broken is None:
+                conn.suspect = True
+            raise
 
     async def aclose(self) -> None:
         """Close the session (the server process ends) and, if owned, the host thread."""
@@ -182,27 +226,49 @@ class McpServer:
                 # escalates to SIGTERM and SIGKILL); the replacement need not wait for that.
                 self._retire(conn)
                 self._conn = None
-            if self._last_error is not None and time.monotonic() < self._retry_after:
-                raise self._last_error
-            try:
-                conn = await self._connect()
-            except McpStartError as exc:
-                self._failures += 1
-                self._last_error = exc
-                # counted from the failure, not the attempt: a start that timed out took
-                # connect_timeout, longer than the first back-offs
-                backoff = min(_BACKOFF_MAX, _BACKOFF_FIRST * 2 ** (self._failures - 1))
-                self._retry_after = time.monotonic() + backoff
-                raise
-            self._failures, self._last_error = 0, None
-            self._conn = conn
-            return conn
+            start = self._starting
+            if start is None:
+                if self._last_error is not None and time.monotonic() < self._retry_after:
+                    raise self._last_error
+                start = self._starting = _Start()
+                self._host.task_group.start_soon(self._start, start)
+        # Outside the lock, and only waiting: a caller that gives up leaves the start running.
+        await start.done.wait()
+        if start.conn is None:
+            assert start.error is not None
+            raise start.error
+        return start.conn
+
+    async def _start(self, start: _Start) -> None:
+        """Open a session (bounded by ``connect_timeout``) for whoever waits on ``start``."""
+        try:
+            with start.scope:
+                start.conn = await self._connect()
+        except McpStartError as exc:
+            start.error = exc
+            self._failures += 1
+            self._last_error = exc
+            # counted from the failure, not the attempt: a start that timed out took
+            # connect_timeout, longer than the first back-offs
+            backoff = min(_BACKOFF_MAX, _BACKOFF_FIRST * 2 ** (self._failures - 1))
+            self._retry_after = time.monotonic() + backoff
+        finally:
+            if start.conn is not None:
+                self._failures, self._last_error = 0, None
+                self._conn = start.conn
+            elif start.error is None:  # cancelled: the server or its host is closing
+                start.error = McpStartError(self.name, f"MCP server {self.name!r} was closed while it started")
+            self._starting = None
+            start.done.set()
+
+    def _probe_timeout(self) -> float:
+        return min(_PROBE_TIMEOUT, self.config.timeout, self.config.connect_timeout)
 
     async def _probe(self, conn: Connection) -> None:
         """A call timed out: keep the session if the server still answers a ping."""
         assert conn.session is not None
         try:
-            with anyio.fail_after(min(_PROBE_TIMEOUT, self.config.timeout, self.config.connect_timeout)):
+            with anyio.fail_after(self._probe_timeout()):
                 await conn.session.send_ping()
             conn.suspect = False
         except Exception:
@@ -297,6 +363,11 @@ class McpServer:
 
     async def _disconnect(self) -> None:
         async with self._lock_():
+            start = self._starting
+            if start is not None:  # no session may open after this one closed
+                start.scope.cancel()
+                with anyio.CancelScope(shield=True):
+                    await start.done.wait()
             conn, self._conn = self._conn, None
             if conn is not None:
                 await self._close_connection(conn)
@@ -309,48 +380,6 @@ class McpServer:
             await conn.done.wait()
         if conn.errlog is not None:
             conn.errlog.close()
-
-
-def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """A tool's input schema as the providers take it: Anthropic requires ``"type":
-    "object"`` at the top, which some servers leave out (the MCP spec requires it too)."""
-    params = dict(schema)
-    if "type" not in params:
-        params = {"type": "object", **params}
-    return params
-
-
-class McpTool:
-    """A tool of an MCP server, as greenroom's ``Tool`` (it lives here, with the server
-    that makes it and that it calls)."""
-
-    def __init__(self, server: McpServer, spec: McpToolSpec, name: str) -> None:
-        self.server = server
-        self.spec = spec
-        self._descriptor = ToolDescriptor(
-            name=name,
-            description=spec.description,
-            parameters=_parameters(spec.input_schema),
-            group=server.group_id,
-        )
-
-    @property
-    def descriptor(self) -> ToolDescriptor:
-        return self._descriptor
-
-    @property
-    def timeout(self) -> float | None:
-        return self.server.config.timeout
-
-    @property
-    def mcp_name(self) -> str:
-        return self.spec.name
-
-    async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> ToolResult:
-        return await self.server.call_tool(self.spec.name, args)
-
-    def __repr__(self) -> str:
-        return f"<mcp tool {self._descriptor.name} ({self.server.name}/{self.spec.name})>"
 
 
 __all__ = ["McpServer", "McpTool"]

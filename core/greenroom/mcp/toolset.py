@@ -118,7 +118,15 @@ class McpToolset:
         )
 
         async def load() -> list[Tool]:
-            await server.start()
+            try:
+                await server.start()
+            except McpStartError:
+                if server.listing is None:
+                    raise  # nothing known to call: the load fails with why, and can be retried
+                # The tools are known from an earlier listing: they stay callable, and each
+                # call says why the server is not up (or works, once it starts again), rather
+                # than the group's tools reading as unknown names.
+                log.warning("MCP server %r is not running; its tools are loaded from its last listing", server.name)
             return list(server.tools())
 
         return ToolGroup(

@@ -1,5 +1,6 @@
-"""What the OpenAI and Anthropic providers share: options, keys, the lazy SDK import,
-SDK-error translation, tool-argument parsing and the retrying, cancellable call.
+"""What the OpenAI and Anthropic providers share: the SDK model (client, the retrying,
+cancellable call) and SDK-error translation. Options, keys and the lazy SDK import are
+``_options``; message shaping and tool-argument parsing are ``_messages``.
 
 Nothing here imports an SDK at module level, so ``greenroom plugins`` lists the
 providers on a machine without the ``openai`` / ``anthropic`` extras.
@@ -17,8 +18,9 @@ import anyio
 import anyio.lowlevel
 
 from greenroom.config import ConfigError
-from greenroom.models import ModelRequest, ModelResponse
+from greenroom.models import ModelError, ModelRequest, ModelResponse
 from greenroom.providers._options import (
+    NO_KEY_PLACEHOLDER,
     ProviderOptions,
     api_key,
     import_sdk,
@@ -31,7 +33,7 @@ from greenroom.providers.errors import (
     ProviderTimeoutError,
     error_for_status,
 )
-from greenroom.redact import public_url
+from greenroom.redact import Redactor, public_url, remember_secrets
 
 
 def error_detail(body: Any, fallback: str) -> str:
@@ -105,6 +107,9 @@ class SDKModel:
         self.retry = RetryPolicy(max_retries=options.max_retries)
         self._client: Any = None
         self._client_loop: object = None
+        # What a server sends back can echo the key (a compatible server quoting the
+        # Authorization header in a 401): every error is cleaned before anyone sees it.
+        self._redact = Redactor(())
 
     # ------------------------------------------------------------------ subclass API
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
@@ -148,18 +153,33 @@ class SDKModel:
         )
 
     # ------------------------------------------------------------------ shared
+    def check_ready(self) -> None:
+        """Raise what the first call would raise before reaching the network (no API key):
+        ``greenroom config check`` asks, without making a client or calling anything."""
+        api_key(self.provider, self.options.api_key_env)
+
     @property
     def client(self) -> Any:
         """The SDK client, made on first use: the key is read then, so building a
         runtime (``greenroom inspect``) needs no key, and the client's connection pool
         belongs to the event loop that uses it."""
         if self._client is None:
-            self._client = self.make_client(api_key(self.provider, self.options.api_key_env))
+            key = api_key(self.provider, self.options.api_key_env)
+            if key != NO_KEY_PLACEHOLDER:
+                self._redact = Redactor([key])
+                remember_secrets([key])  # a key is secret in any text, not only this provider's
+            self._client = self.make_client(key)
         return self._client
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         body = self.build_body(request)
         raw = await call_with_retries(lambda: self._attempt(body), self.retry)
+        try:
+            return self._read(raw, request)
+        except ProviderError as exc:
+            raise exc.redacted(self._redact) from None
+
+    def _read(self, raw: Any, request: ModelRequest) -> ModelResponse:
         # warnings off: the SDK's models warn when the server sent something other than
         # the documented type (a string tool input); parse() copes, the data is kept as sent
         data = raw.to_dict(warnings=False) if hasattr(raw, "to_dict") else raw
@@ -193,6 +213,13 @@ class SDKModel:
         return client
 
     async def _attempt(self, body: dict[str, Any]) -> Any:
+        """One attempt; its error is already clean of secrets when the retry loop logs it."""
+        try:
+            return await self._send_once(body)
+        except ProviderError as exc:
+            raise exc.redacted(self._redact) from None
+
+    async def _send_once(self, body: dict[str, Any]) -> Any:
         client = await self._client_for_this_loop()
         # The SDK's own timeout bounds each read; this deadline bounds the whole attempt
         # (a server that trickles bytes never trips a read timeout), and it cancels the
@@ -206,12 +233,19 @@ class SDKModel:
                 self.provider, f"no answer within {self.options.timeout:g} s", model=self.model
             ) from None
         except self.sdk.APIError as exc:
-            raise self.translate(exc) from exc
+            # not chained: the SDK's own message quotes the body, which may hold the key
+            raise self.translate(exc) from None
         except json.JSONDecodeError as exc:
             # a body labelled JSON that is not: the SDKs let the decoder's error through
             raise ProviderResponseError(
                 self.provider, f"the response body is not valid JSON ({exc})", model=self.model
             ) from None
+        except ModelError:
+            raise
+        except Exception as exc:
+            # anything else the SDK raises (a rejected option, a transport it does not
+            # wrap) still leaves as a provider error, cleaned like the others
+            raise ProviderError(self.provider, f"{type(exc).__name__}: {exc}", model=self.model) from None
 
     def translate(self, exc: Any) -> ProviderError:
         """An SDK exception -> the matching ``ProviderError``."""

@@ -2,11 +2,14 @@
 
 An SDK exception never leaves a provider: each one is translated into one of these, with
 the provider's name, the HTTP status (when there was a response), the provider's own
-message and whether a retry could help. Callers catch ``ModelError`` (everything) or a
-subclass here (for example ``ProviderRateLimitError`` to back off at a higher level).
+message (with the configured key and other known secrets masked) and whether a retry
+could help. Callers catch ``ModelError`` (everything) or a subclass here (for example
+``ProviderRateLimitError`` to back off at a higher level).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from greenroom.models import ModelError
 
@@ -58,6 +61,14 @@ class ProviderError(ModelError):
     def with_attempts(self, attempts: int) -> ProviderError:
         """Record how many attempts were made and refresh the message."""
         self.attempts = attempts
+        self.args = (self._render(),)
+        return self
+
+    def redacted(self, redact: Callable[[str], str]) -> ProviderError:
+        """Hide secrets in what the provider sent (its message may echo the API key) and
+        refresh the message; the error keeps its class, status and retry hints."""
+        self.detail = redact(self.detail)
+        self.endpoint = redact(self.endpoint)
         self.args = (self._render(),)
         return self
 

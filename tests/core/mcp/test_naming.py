@@ -40,3 +40,16 @@ def test_long_names_are_shortened_to_what_providers_accept() -> None:
     assert names[0].startswith("github-enterprise-cloud__list_pull_request_review_comme")
     assert [namer.name(server, t, "prefixed") for t in tools] == names  # stable
     assert namer.name("time", "get_current_time", "prefixed") == "time__get_current_time"  # short ones unchanged
+
+
+def test_a_name_listed_twice_gets_a_stable_suffix(caplog: pytest.LogCaptureFixture) -> None:
+    namer = ToolNamer(reserved=["fetch"])
+    with caplog.at_level(logging.WARNING, logger="greenroom.mcp"):
+        first = [namer.name("docs", "search", "prefixed", n) for n in (1, 2, 3)]
+        bare = [namer.name("web", "fetch", "bare", n) for n in (1, 2)]
+    assert first == ["docs__search", "docs__search_2", "docs__search_3"]
+    assert bare == ["web__fetch", "web__fetch_2"]  # the bare name is taken: the copy follows the first's name
+    assert "MCP server 'docs' lists the tool 'search' more than once; copy 2 is 'docs__search_2'" in caplog.text
+    # a real tool whose name is the suffixed one keeps a distinct name, and nothing moves on re-listing
+    assert namer.name("docs", "search_2", "prefixed") == "docs__search_2_2"
+    assert [namer.name("docs", "search", "prefixed", n) for n in (1, 2, 3)] == first

@@ -32,6 +32,15 @@ def test_the_token_of_an_auth_header_is_redacted_on_its_own(tmp_path: Path) -> N
     assert redact("use a Bearer token") == "use a Bearer token"  # the scheme alone is no secret
 
 
+def test_credentials_in_a_url_are_redacted_in_what_the_server_says(tmp_path: Path) -> None:
+    cfg = McpServerConfig(
+        name="hosted", url="https://robot-user:pw-abcdef12@mcp.example.com/mcp?token=qt-0123456789&v=2"
+    )
+    redact = McpServer(cfg, tmp_path)._redact
+    said = "401 for url 'https://robot-user:pw-abcdef12@mcp.example.com/mcp?token=qt-0123456789&v=2'"
+    assert redact(said) == "401 for url 'https://***:***@mcp.example.com/mcp?token=***&v=2'"
+
+
 @pytest.mark.anyio
 async def test_an_unreachable_http_server_is_a_clear_error(tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nobody listens on
