@@ -8,11 +8,13 @@ pays only for what a command touches.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from greenroom._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from greenroom.accounting import message_tokens
+    from greenroom.arguments import MAX_ARGUMENT_DEPTH, json_text, parse_json_object
     from greenroom.cli.live import LiveView
     from greenroom.compose import build_runtime, load_runtime_config
     from greenroom.config import AgentConfig, ConfigError, RuntimeConfig
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
         PluginWarning,
         RequestSent,
         ToolExecuted,
+        ToolUnusable,
         TraceWriter,
     )
     from greenroom.failures import PluginHookError, RunFailure
@@ -61,10 +64,18 @@ if TYPE_CHECKING:
         tool_text,
         top_band,
     )
-    from greenroom.session import Session, SessionError
+    from greenroom.session import Session, SessionError, SessionOwnerError, held_session
     from greenroom.state import Scope, Snapshot, StateRegistry, ToolPriors, ToolUsage
-    from greenroom.storage import state_dir, write_json_atomic
-    from greenroom.tokens import chars4, compact_json, count_tokens, parameters_json, tool_json, tool_tokens
+    from greenroom.storage import FileInUse, state_dir, write_json_atomic
+    from greenroom.tokens import (
+        chars4,
+        compact_json,
+        count_tokens,
+        count_tokens_upto,
+        parameters_json,
+        tool_json,
+        tool_tokens,
+    )
     from greenroom.tools import (
         CatalogError,
         CatalogTool,
@@ -77,6 +88,7 @@ if TYPE_CHECKING:
         tool,
     )
     from greenroom.tools.groups import ToolGroup
+    from greenroom.tools.schema_problem import SchemaFault, SchemaProblem
     from greenroom.tools.toolset import ToolSet
 
 __version__ = "0.1.0"
@@ -99,6 +111,7 @@ _EXPORTS: dict[str, str] = {
     "TraceWriter": "greenroom.events",
     "RequestSent": "greenroom.events",
     "ToolExecuted": "greenroom.events",
+    "ToolUnusable": "greenroom.events",
     "LiveView": "greenroom.cli.live",
     "hookspec": "greenroom.hookspecs",
     "HostedSearch": "greenroom.models",
@@ -121,6 +134,9 @@ _EXPORTS: dict[str, str] = {
     "make_plugin_host": "greenroom.plugins",
     "PolicyModel": "greenroom.providers.scripted",
     "message_tokens": "greenroom.accounting",
+    "MAX_ARGUMENT_DEPTH": "greenroom.arguments",
+    "json_text": "greenroom.arguments",
+    "parse_json_object": "greenroom.arguments",
     "public_url": "greenroom.redact",
     "Runtime": "greenroom.runtime",
     "Ranking": "greenroom.search",
@@ -135,16 +151,20 @@ _EXPORTS: dict[str, str] = {
     "top_band": "greenroom.search",
     "Session": "greenroom.session",
     "SessionError": "greenroom.session",
+    "SessionOwnerError": "greenroom.session",
+    "held_session": "greenroom.session",
     "Scope": "greenroom.state",
     "Snapshot": "greenroom.state",
     "StateRegistry": "greenroom.state",
     "ToolPriors": "greenroom.state",
     "ToolUsage": "greenroom.state",
+    "FileInUse": "greenroom.storage",
     "state_dir": "greenroom.storage",
     "write_json_atomic": "greenroom.storage",
     "chars4": "greenroom.tokens",
     "compact_json": "greenroom.tokens",
     "count_tokens": "greenroom.tokens",
+    "count_tokens_upto": "greenroom.tokens",
     "parameters_json": "greenroom.tokens",
     "tool_json": "greenroom.tokens",
     "tool_tokens": "greenroom.tokens",
@@ -159,9 +179,12 @@ _EXPORTS: dict[str, str] = {
     "tool": "greenroom.tools",
     "ToolGroup": "greenroom.tools.groups",
     "ToolSet": "greenroom.tools.toolset",
+    "SchemaFault": "greenroom.tools.schema_problem",
+    "SchemaProblem": "greenroom.tools.schema_problem",
 }
 
 __all__ = [
+    "MAX_ARGUMENT_DEPTH",
     "AgentConfig",
     "CatalogError",
     "CatalogTool",
@@ -169,6 +192,7 @@ __all__ = [
     "Decision",
     "Event",
     "EventBus",
+    "FileInUse",
     "FunctionTool",
     "GroupLoaded",
     "HostedSearch",
@@ -193,11 +217,14 @@ __all__ = [
     "RunOutcome",
     "Runtime",
     "RuntimeConfig",
+    "SchemaFault",
+    "SchemaProblem",
     "Scope",
     "ScoredTool",
     "SearchQuery",
     "Session",
     "SessionError",
+    "SessionOwnerError",
     "Snapshot",
     "StateRegistry",
     "SystemSection",
@@ -211,6 +238,7 @@ __all__ = [
     "ToolPriors",
     "ToolResult",
     "ToolSet",
+    "ToolUnusable",
     "ToolUsage",
     "TraceWriter",
     "Usage",
@@ -218,8 +246,11 @@ __all__ = [
     "chars4",
     "compact_json",
     "count_tokens",
+    "count_tokens_upto",
+    "held_session",
     "hookimpl",
     "hookspec",
+    "json_text",
     "keyword_search",
     "load_catalog",
     "load_runtime_config",
@@ -227,6 +258,7 @@ __all__ = [
     "message_tokens",
     "normalize_term",
     "parameters_json",
+    "parse_json_object",
     "passes_required",
     "public_url",
     "resolve_select",
@@ -242,14 +274,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'greenroom' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # looked up once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -4,12 +4,18 @@
 
     resolve -> validate -> BeforeToolExecute (gates) -> execute (timeout) -> AfterToolExecute
 
-Model mistakes (unknown tool, malformed JSON, invalid arguments) and tool failures
-(exceptions, timeouts) become error results the model reads. A per-call hook that raises
+Model mistakes (unknown tool, malformed JSON, arguments nested too deeply, invalid
+arguments), a tool whose parameter schema is invalid (``greenroom.tools.toolset``) and tool
+failures (exceptions, timeouts) become error results the model reads. A per-call hook that raises
 (resolve, a gate, after-execute, or a search hook a plugin tool reached through
 ``ctx.search``) fails that call closed: the call is not run or its result is withheld, the
 model reads an error result naming the plugin and the hook, a ``PluginError`` event is
-emitted, and the run goes on.
+emitted, and the run goes on. Anything else that fails from resolve to the result
+(greenroom itself, or a result it cannot render) gives the call an error result and an
+``InternalError`` event whose traceback stays in the trace (an event listener that fails,
+a trace on a full disk say, still ends the run: what happens could not be recorded).
+Every result, whatever produced it, is cut to ``[agent] max_result_tokens``
+(``greenroom.limits``).
 """
 
 from __future__ import annotations
@@ -18,17 +24,24 @@ import difflib
 import logging
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
 
 from greenroom import events as ev
+from greenroom.arguments import nested_too_deeply, too_deep_message, within_bounds
 from greenroom.context import RunContext
 from greenroom.failures import PluginHookError, first_error
+from greenroom.limits import bound_result
 from greenroom.models import Message, ToolCall
 from greenroom.tools import Tool, ToolCallContext, ToolResult
-from greenroom.tools.toolset import invalid_arguments_message, validation_problems
+from greenroom.tools.toolset import (
+    UnusableToolError,
+    invalid_arguments_message,
+    unusable_message,
+    validation_problems,
+)
 
 if TYPE_CHECKING:
     from greenroom.runtime import Runtime
@@ -77,12 +90,19 @@ class ToolCalls:
             result, decided_by = await self._decide(ctx, call)
         except PluginHookError as exc:
             result = self._contain(ctx, call, exc, f"call to {call.name!r} was not run")
+        except HookTimeout as exc:
+            result = ToolResult.error(f"call to {call.name!r} was not run: {exc}")
+        except Exception as exc:  # not the model's, not a tool's, not a plugin's: greenroom's own
+            result = self._internal_error(ctx, call, exc)
+        result = self._bound(ctx, call, result)
         if call.name in rt.tools and call.name not in ctx.hidden:
             ctx.usage.record(ctx.step, call.name)
         try:
-            await rt.host.call("greenroom_after_tool_execute", ctx=ctx, call=call, result=result)
+            await self._hook(ctx, "greenroom_after_tool_execute", call=call, result=result)
         except PluginHookError as exc:
             result = self._contain(ctx, call, exc, f"the result of {call.name!r} is withheld")
+        except HookTimeout as exc:
+            result = ToolResult.error(f"the result of {call.name!r} is withheld: {exc}")
         rt.events.emit(
             ev.ToolExecuted(
                 step=ctx.step,
@@ -100,10 +120,11 @@ class ToolCalls:
         )
 
     async def _resolve(self, ctx: RunContext, call: ToolCall) -> ToolCall:
-        resolved = await self._rt.host.call_first("greenroom_resolve_tool_call", ctx=ctx, call=call)
+        resolved = await self._hook(ctx, "greenroom_resolve_tool_call", first=True, call=call)
         if resolved is None or resolved == call:
             return call
-        resolved = attrs.evolve(resolved, id=call.id)
+        # a hook's call is bounded like the model's: its arguments reach events and the session
+        resolved = attrs.evolve(within_bounds(resolved), id=call.id)
         self._rt.events.emit(
             ev.ToolCallResolved(step=ctx.step, call_id=call.id, requested=call.name, resolved=resolved.name)
         )
@@ -115,27 +136,47 @@ class ToolCalls:
         if problem is not None:
             return problem, None
         tool = self._rt.tools[call.name]
-        decision = await self._rt.host.call_first(
-            "greenroom_before_tool_execute", ctx=ctx, call=call, tool=tool.descriptor
-        )
+        decision = await self._hook(ctx, "greenroom_before_tool_execute", first=True, call=call, tool=tool.descriptor)
         if decision is not None and decision.action == "block":
             return ToolResult.error(f"call to {call.name!r} was blocked: {decision.reason}"), "gate"
         if decision is not None and decision.action == "answer":
             return decision.result or ToolResult(""), "gate"
         return await self._execute(ctx, tool, call), None
 
+    async def _hook(self, ctx: RunContext, hook: str, *, first: bool = False, **kwargs: Any) -> Any:
+        """A per-call hook, bounded by the agent's tool timeout: a plugin that waits forever
+        (on a lock, a server) costs one call, not the run. A sync implementation that blocks
+        the event loop cannot be interrupted; an awaiting one is cancelled."""
+        limit = self._rt.agent.tool_timeout
+        try:
+            with anyio.fail_after(limit):
+                if first:
+                    return await self._rt.host.call_first(hook, ctx=ctx, **kwargs)
+                return await self._rt.host.call(hook, ctx=ctx, **kwargs)
+        except TimeoutError:
+            raise HookTimeout(hook, limit) from None
+
     def _precheck(self, ctx: RunContext, call: ToolCall) -> ToolResult | None:
-        """Unknown tool, hidden tool, malformed or invalid arguments -> an error result."""
+        """Unknown or hidden tool, a tool whose schema is invalid, malformed, too deeply
+        nested or invalid arguments -> an error result."""
         tools = self._rt.tools
+        unusable = tools.problem(call.name)  # known even before its group loads
+        if unusable is not None and call.name not in ctx.hidden:
+            return ToolResult.error(unusable_message(call.name, unusable))
         if call.name not in tools or call.name in ctx.hidden:
             return ToolResult.error(_unknown_tool_message(ctx, call.name))
+        if nested_too_deeply(call):
+            return ToolResult.error(too_deep_message(call.name))
         if call.arguments is None:
             raw = (call.raw_arguments or "")[:500]
             return ToolResult.error(
                 f"the arguments for {call.name!r} are not a JSON object: {raw!r}. "
                 "Send the arguments as one JSON object."
             )
-        problems = validation_problems(tools, call.name, call.arguments)
+        try:
+            problems = validation_problems(tools, call.name, call.arguments)
+        except UnusableToolError as exc:  # found only now: by the meta-schema, or validation raised
+            return ToolResult.error(str(exc))
         if problems:
             return ToolResult.error(invalid_arguments_message(tools[call.name].descriptor, problems))
         return None
@@ -163,20 +204,47 @@ class ToolCalls:
             return ToolResult.error(f"tool {call.name!r} failed: {type(error).__name__}: {error}")
         return ToolResult.from_value(value)
 
+    def _bound(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> ToolResult:
+        """The result cut to ``max_result_tokens``, whichever source produced it."""
+        bounded, cut = bound_result(result, self._rt.agent.max_result_tokens)
+        if cut is not None:
+            self._rt.events.emit(
+                ev.ResultCut(
+                    step=ctx.step,
+                    call_id=call.id,
+                    tool=call.name,
+                    limit=cut.limit,
+                    original_chars=cut.original_chars,
+                    kept_chars=cut.head_chars + cut.tail_chars,
+                    kept_tokens=cut.kept_tokens,
+                    omitted_tokens=cut.omitted_tokens,
+                )
+            )
+        return bounded
+
+    def _internal_error(self, ctx: RunContext, call: ToolCall, exc: Exception) -> ToolResult:
+        """The error result of a call greenroom failed on; the traceback goes to the trace only."""
+        log.debug("internal error while running %r", call.name, exc_info=exc)
+        try:
+            self._rt.events.emit(ev.InternalError.of(exc, ctx.step, call.id, call.name))
+        except Exception:  # the listener that failed may fail again: the result still goes out
+            log.warning("could not report an internal error on %r", call.name, exc_info=True)
+        return ToolResult.error(f"internal error in greenroom while running {call.name!r}; the call was not completed")
+
     def _contain(self, ctx: RunContext, call: ToolCall, exc: PluginHookError, what: str) -> ToolResult:
         """Report a per-call hook's failure and give the model an error result instead."""
         log.debug("%s", exc, exc_info=exc.error)
-        self._rt.events.emit(
-            ev.PluginError(
-                plugin=exc.plugin,
-                distribution=exc.distribution,
-                hook=exc.hook,
-                message=exc.reason,
-                step=ctx.step,
-                call_id=call.id,
-            )
-        )
+        self._rt.events.emit(ev.PluginError.of(exc, ctx.step, call.id))
         return ToolResult.error(f"{what}: plugin {exc.plugin!r} failed in {exc.hook}: {exc.reason}")
+
+
+class HookTimeout(Exception):
+    """A per-call hook that did not finish within the agent's tool timeout."""
+
+    def __init__(self, hook: str, seconds: float) -> None:
+        self.hook = hook
+        self.seconds = seconds
+        super().__init__(f"the plugin hook {hook} did not finish within {seconds:g} s")
 
 
 def _unknown_tool_message(ctx: RunContext, name: str) -> str:

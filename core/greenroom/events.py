@@ -9,14 +9,16 @@ nothing here needs to know a plugin's events.
 from __future__ import annotations
 
 import json
+import os
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import attrs
 
-from greenroom.failures import RunFailure
+from greenroom.failures import PluginHookError, RunFailure
 
 
 @attrs.frozen
@@ -157,6 +159,17 @@ class PluginError(Event):
     call_id: str | None = None
     """The tool call a per-call hook failed on (its call alone failed); None for a phase hook."""
 
+    @classmethod
+    def of(cls, error: PluginHookError, step: int | None = None, call_id: str | None = None) -> PluginError:
+        return cls(
+            plugin=error.plugin,
+            distribution=error.distribution,
+            hook=error.hook,
+            message=error.reason,
+            step=step,
+            call_id=call_id,
+        )
+
     def describe(self) -> str:
         return f"plugin {self.plugin} failed in {self.hook}: {self.message}"
 
@@ -176,6 +189,107 @@ class PluginWarning(Event):
 
     def describe(self) -> str:
         return f"plugin {self.plugin} ({self.hook}): {self.message}"
+
+    @property
+    def style(self) -> str:
+        return "yellow"
+
+
+@attrs.frozen
+class ToolUnusable(Event):
+    """A tool's parameter schema is invalid: the tool is left out of every list the model
+    sees, and a call to it gets ``problem`` as an error result. Emitted when the tool loads
+    (or its group's catalog is read), or at its first call for what only the meta-schema
+    check finds."""
+
+    kind: str = attrs.field(init=False, default="tool_unusable")
+    tool: str = ""
+    fault: str = ""
+    """What kind of problem (``greenroom.tools.schema_problem.SchemaFault`` values: ``unknown_type``,
+    ``bad_pattern``, ``dangling_ref`` ...)."""
+    where: str = ""
+    """A JSON pointer into the schema (``#/properties/q/type``)."""
+    problem: str = ""
+
+    def describe(self) -> str:
+        return f"tool {self.tool} is unusable: its parameter schema is invalid ({self.where}: {self.problem})"
+
+    @property
+    def style(self) -> str:
+        return "yellow"
+
+
+_MESSAGE_CHARS = 2_000
+_TRACEBACK_CHARS = 20_000
+
+
+def short_text(text: str, limit: int) -> str:
+    """``text`` with its middle left out when it is over ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half:,} characters left out ...]\n{text[-half:]}"
+
+
+@attrs.frozen
+class InternalError(Event):
+    """greenroom itself failed on a tool call (a bug, or a value it could not handle): the
+    call got an error result and the run went on. For the trace only: the traceback never
+    reaches the model."""
+
+    kind: str = attrs.field(init=False, default="internal_error")
+    step: int = 0
+    call_id: str = ""
+    tool: str = ""
+    error_type: str = ""
+    message: str = ""
+    traceback: str = ""
+
+    @classmethod
+    def of(cls, error: BaseException, step: int, call_id: str, tool: str) -> InternalError:
+        # an exception's own text may fail (a broken __str__) or be huge: neither may stop the report
+        try:
+            message = str(error)
+        except Exception:
+            message = "<the exception's text could not be read>"
+        trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        return cls(
+            step=step,
+            call_id=call_id,
+            tool=tool,
+            error_type=type(error).__name__,
+            message=short_text(message, _MESSAGE_CHARS),
+            traceback=short_text(trace, _TRACEBACK_CHARS),
+        )
+
+    def describe(self) -> str:
+        return f"  internal error in greenroom while running {self.tool}: {self.error_type}: {self.message}"
+
+    @property
+    def style(self) -> str:
+        return "red"
+
+
+@attrs.frozen
+class ResultCut(Event):
+    """A tool result was over ``[agent] max_result_tokens`` and was cut to its head and tail."""
+
+    kind: str = attrs.field(init=False, default="result_cut")
+    step: int = 0
+    call_id: str = ""
+    tool: str = ""
+    limit: int = 0
+    original_chars: int = 0
+    kept_chars: int = 0
+    kept_tokens: int = 0
+    omitted_tokens: int = 0
+    """Estimated from the kept text's tokens per character (the left-out text is not counted)."""
+
+    def describe(self) -> str:
+        return (
+            f"  cut {self.tool}'s result: {self.original_chars:,} characters, kept {self.kept_chars:,} "
+            f"({self.kept_tokens:,} tokens; limit {self.limit:,})"
+        )
 
     @property
     def style(self) -> str:
@@ -222,12 +336,17 @@ class EventBus:
 
 
 class TraceWriter:
-    """Writes one JSON object per event to a file, flushed line by line."""
+    """Writes one JSON object per event to a file, flushed line by line.
+
+    A new trace file is readable by its owner only (0600): it holds the conversation and
+    every tool's output. An existing file is appended to and keeps the mode it has.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] = self.path.open("a", encoding="utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._fh: IO[str] = os.fdopen(fd, "a", encoding="utf-8")
 
     def __call__(self, event: Event) -> None:
         record = {"ts": round(time.time(), 6), **event.to_json()}

@@ -10,13 +10,13 @@
 
 Model mistakes and tool failures become error results the model reads, and a per-call
 hook's failure fails only its call (``greenroom.calls``). A phase hook's failure, a model
-error or any other exception ends the run with stop reason ``error``; whatever ends it,
-RunEnd reaches every plugin and the trace ends with ``run_end``.
+error or any other exception ends the run with stop reason ``error``, and so does an
+input over ``[agent] max_input_tokens``, before anything is sent (``greenroom.limits``);
+whatever ends it, RunEnd reaches every plugin and the trace ends with ``run_end``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from collections.abc import Iterable, Sequence
@@ -27,11 +27,13 @@ import anyio
 
 from greenroom import events as ev
 from greenroom.accounting import RequestAccounting
+from greenroom.arguments import bounded_response
 from greenroom.calls import ToolCalls, answer_open_calls
 from greenroom.config import AgentConfig
 from greenroom.context import RunContext, RunOutcome
 from greenroom.failures import PluginHookError, RunFailure, first_error
 from greenroom.host import PluginHost
+from greenroom.limits import check_input
 from greenroom.models import (
     Message,
     Model,
@@ -41,7 +43,7 @@ from greenroom.models import (
     supports_native_tool_search,
 )
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
-from greenroom.session import Session, SessionError
+from greenroom.session import Session
 from greenroom.state import (
     Scope,
     StateRegistry,
@@ -50,6 +52,7 @@ from greenroom.state import (
 )
 from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.groups import ToolGroup
+from greenroom.tools.schema_problem import SchemaProblem
 from greenroom.tools.toolset import DuplicateToolError, ToolSet
 
 log = logging.getLogger("greenroom")
@@ -83,7 +86,9 @@ class Runtime:
         self.registry = StateRegistry()
         register_core_state(self.registry)
         host.call_sync("greenroom_register_state", registry=self.registry)
-        self.tools = ToolSet(tools)
+        # a tool whose schema is invalid is reported as it loads (at build, or when its group loads)
+        self.tools = ToolSet(tools, on_unusable=self._report_unusable)
+        self.tools.note_known(d for g in self.groups.values() for d in g.known)
         self.user_tool_names = frozenset(self.tools)
         plugin_tools: set[str] = set()
         for contributed in host.call_sync("greenroom_tools", tools=self.tools, groups=self.groups):
@@ -131,18 +136,19 @@ class Runtime:
     def session(self, session_id: str | None = None) -> Session:
         return Session(self, session_id)
 
-    def load_session(self, path: str | Path) -> Session:
-        p = Path(path)
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise SessionError(f"{p}: no such session file") from None
-        except json.JSONDecodeError as exc:
-            raise SessionError(f"{p}: not valid JSON ({exc})") from None
-        return Session.from_json(self, data, str(p))
+    def load_session(self, path: str | Path, *, take_over: bool = False) -> Session:
+        """Resume a saved session (``Session.load``: a broken file or another agent's
+        session is a ``SessionError`` naming the file, unless ``take_over``)."""
+        return Session.load(self, path, take_over=take_over)
 
     def on_close(self, closer: Any) -> None:
         self._closers.append(closer)
+
+    def _report_unusable(self, tool: str, problem: SchemaProblem) -> None:
+        log.info("tool %r is unusable: its parameter schema is invalid (%s)", tool, problem)
+        self.events.emit(
+            ev.ToolUnusable(tool=tool, fault=problem.fault.value, where=problem.where, problem=problem.detail)
+        )
 
     async def aclose(self) -> None:
         for closer in reversed(self._closers):
@@ -201,9 +207,12 @@ class Runtime:
         run_id = uuid.uuid4().hex[:12]
         ctx = RunContext(self, session, run_id, user_input)
         session.runs += 1
-        session.messages.append(Message(role="user", content=user_input))
         self.events.emit(ev.RunStarted(run_id=run_id, session_id=session.id, agent_id=self.agent.id, input=user_input))
         try:
+            # an input no model would take ends the run before anything is sent, and stays
+            # out of the session (resuming it would send it again)
+            check_input(user_input, self.agent.max_input_tokens)
+            session.messages.append(Message(role="user", content=user_input))
             outcome = await self._loop(ctx)
         except anyio.get_cancelled_exc_class():
             answer_open_calls(session.messages, "cancelled before it finished")
@@ -215,7 +224,7 @@ class Runtime:
             failure = RunFailure.of(error)
             if isinstance(error, PluginHookError):
                 log.debug("%s", error, exc_info=error.error)
-                self.events.emit(_plugin_error(error, ctx.step))
+                self.events.emit(ev.PluginError.of(error, ctx.step))
             answer_open_calls(session.messages, "was not run: the run ended with an error")
             outcome = RunOutcome(run_id, "", ctx.step, "error", ctx.usage_total, error=str(error), failure=failure)
             await self._finish(ctx, outcome)
@@ -231,7 +240,7 @@ class Runtime:
             _, failures = await self.host.call_each("greenroom_run_end", ctx=ctx, outcome=outcome)
             for failure in failures:
                 log.debug("%s", failure, exc_info=failure.error)
-                self.events.emit(_plugin_error(failure, ctx.step))
+                self.events.emit(ev.PluginError.of(failure, ctx.step))
         finally:
             ctx._session.last_snapshot = ctx._session.snapshot(ctx)
             self.events.emit(
@@ -263,7 +272,8 @@ class Runtime:
             await self.host.call("greenroom_before_inference", ctx=ctx, request=draft)
             request = draft.freeze()
             self.events.emit(self.describe_request(request))
-            response = await self.model.complete(request)
+            # arguments nested too deeply stay text from here on: nothing below recurses into them
+            response = bounded_response(await self.model.complete(request))
             ctx.usage_total = ctx.usage_total + response.usage
             ctx._session.messages.append(response.message)
             self.events.emit(
@@ -294,9 +304,3 @@ class Runtime:
     def describe_request(self, request: ModelRequest) -> ev.RequestSent:
         """Token counts of the three parts of a request and the cacheable-prefix hash."""
         return self.accounting.describe_request(request, hosted_search=supports_native_tool_search(self.model))
-
-
-def _plugin_error(exc: PluginHookError, step: int) -> ev.PluginError:
-    return ev.PluginError(
-        plugin=exc.plugin, distribution=exc.distribution, hook=exc.hook, message=exc.reason, step=step
-    )

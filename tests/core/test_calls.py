@@ -232,3 +232,44 @@ async def test_cancelling_a_turn_of_one_call_cancels_the_tool_and_answers_it(mak
     assert cleaned.is_set() and ends == ["cancelled"]
     (result,) = [m for m in session.messages if m.role == "tool"]
     assert result.is_error and "cancelled" in result.content
+
+
+class WaitsForever(Plugin):
+    """A gate (or after-execute observer) that waits on something that never happens."""
+
+    name = "waits-forever"
+
+    def __init__(self, where: str) -> None:
+        super().__init__()
+        self.where = where
+
+    @hookimpl
+    async def greenroom_before_tool_execute(self, ctx: Any, call: ToolCall, tool: Any) -> Decision | None:
+        if self.where == "gate" and call.name == "target":
+            await anyio.Event().wait()
+        return None
+
+    @hookimpl
+    async def greenroom_after_tool_execute(self, ctx: Any, call: ToolCall, result: Any) -> None:
+        if self.where == "after" and call.name == "target":
+            await anyio.Event().wait()
+
+
+@pytest.mark.parametrize(("where", "ran_target"), [("gate", False), ("after", True)])
+async def test_a_per_call_hook_that_hangs_costs_its_call_not_the_run(
+    make_runtime, where: str, ran_target: bool
+) -> None:
+    ran.clear()
+    turns = [
+        {"tool_calls": [{"name": "target", "arguments": {"text": "a"}}]},
+        {"tool_calls": [{"name": "echo", "arguments": {"text": "b"}}]},
+        {"text": "done"},
+    ]
+    rt = make_runtime(turns, tools=[echo, target], plugins=[WaitsForever(where)], tool_timeout=0.2)
+    session = rt.session()
+    outcome = await session.run("go")
+    assert outcome.stop_reason == "final"
+    (first,) = [m for m in session.messages if m.role == "tool" and m.name == "target"]
+    assert first.is_error and "greenroom_" in first.content and "did not finish within 0.2 s" in first.content
+    assert ("target a" in ran) is ran_target
+    assert "echo b" in ran
