@@ -147,12 +147,14 @@ class ToolCalls:
         """A per-call hook, bounded by the agent's tool timeout: a plugin that waits forever
         (on a lock, a server) costs one call, not the run. A sync implementation that blocks
         the event loop cannot be interrupted; an awaiting one is cancelled."""
+        host = self._rt.host
+        call = host.call_first if first else host.call
+        if not host.can_wait(hook):  # the hot path: no deadline to keep where nothing can wait
+            return await call(hook, ctx=ctx, **kwargs)
         limit = self._rt.agent.tool_timeout
         try:
             with anyio.fail_after(limit):
-                if first:
-                    return await self._rt.host.call_first(hook, ctx=ctx, **kwargs)
-                return await self._rt.host.call(hook, ctx=ctx, **kwargs)
+                return await call(hook, ctx=ctx, **kwargs)
         except TimeoutError:
             raise HookTimeout(hook, limit) from None
 
