@@ -201,7 +201,9 @@ class ToolCalls:
             raise
         except PluginHookError as exc:  # a hook the tool reached through ctx.run (a search)
             return self._contain(ctx, call, exc, f"tool {call.name!r} failed")
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
+            # SystemExit too: a tool wrapping a command line (argparse, sys.exit) ends its own
+            # call, not greenroom (from a worker thread it would leave the process hanging)
             error = first_error(exc)
             return ToolResult.error(f"tool {call.name!r} failed: {type(error).__name__}: {error}")
         return ToolResult.from_value(value)
