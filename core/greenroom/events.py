@@ -346,11 +346,17 @@ class TraceWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._fh: IO[str] = os.fdopen(fd, "a", encoding="utf-8")
+        self._fh: IO[bytes] = os.fdopen(fd, "ab")
 
     def __call__(self, event: Event) -> None:
         record = {"ts": round(time.time(), 6), **event.to_json()}
-        self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        try:
+            line = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8")
+        except UnicodeEncodeError:
+            # a lone surrogate (a file name that was not UTF-8, say) cannot be UTF-8: escape it,
+            # which JSON reads back to the same string
+            line = json.dumps(record, ensure_ascii=True, default=str).encode("ascii")
+        self._fh.write(line + b"\n")
         self._fh.flush()
 
     def close(self) -> None:

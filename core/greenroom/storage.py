@@ -25,6 +25,18 @@ def state_dir() -> Path:
     return Path(platformdirs.user_state_dir("greenroom", appauthor=False))
 
 
+def json_utf8(data: Any, **options: Any) -> bytes:
+    """``data`` as UTF-8 JSON bytes, whatever its strings hold.
+
+    Text from the outside can carry lone surrogates (a file name that was not UTF-8, via
+    ``os.fsdecode``), which UTF-8 cannot encode; such a document is written with ASCII
+    escapes instead, which JSON reads back to the very same strings."""
+    try:
+        return json.dumps(data, ensure_ascii=False, default=str, **options).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, ensure_ascii=True, default=str, **options).encode("ascii")
+
+
 def write_json_atomic(path: Path, data: Any) -> Path:
     """Write JSON so that a crash at any moment leaves the old file or the new one.
 
@@ -34,8 +46,8 @@ def write_json_atomic(path: Path, data: Any) -> Path:
     # mkstemp creates the file 0600, and os.replace keeps the mode of the file it moves
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, indent=1, sort_keys=True, default=str)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(json_utf8(data, indent=1, sort_keys=True))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
