@@ -87,6 +87,9 @@ if TYPE_CHECKING:
         load_catalog,
         tool,
     )
+    from greenroom.globs import GlobError, check_glob, glob_matches, matches_any
+    from greenroom.policy import HiddenBy, HideReason, ToolPolicy, ToolScope
+    from greenroom.scoped import GroupView, ScopedTools
     from greenroom.tools.groups import ToolGroup
     from greenroom.tools.schema_problem import SchemaFault, SchemaProblem
     from greenroom.tools.toolset import ToolSet
@@ -178,6 +181,16 @@ _EXPORTS: dict[str, str] = {
     "load_catalog": "greenroom.tools",
     "tool": "greenroom.tools",
     "ToolGroup": "greenroom.tools.groups",
+    "GlobError": "greenroom.globs",
+    "check_glob": "greenroom.globs",
+    "matches_any": "greenroom.globs",
+    "glob_matches": "greenroom.globs",
+    "HiddenBy": "greenroom.policy",
+    "HideReason": "greenroom.policy",
+    "ToolPolicy": "greenroom.policy",
+    "ToolScope": "greenroom.policy",
+    "GroupView": "greenroom.scoped",
+    "ScopedTools": "greenroom.scoped",
     "ToolSet": "greenroom.tools.toolset",
     "SchemaFault": "greenroom.tools.schema_problem",
     "SchemaProblem": "greenroom.tools.schema_problem",
@@ -234,6 +247,16 @@ __all__ = [
     "ToolDescriptor",
     "ToolExecuted",
     "ToolGroup",
+    "GlobError",
+    "check_glob",
+    "glob_matches",
+    "matches_any",
+    "HiddenBy",
+    "HideReason",
+    "ToolPolicy",
+    "ToolScope",
+    "GroupView",
+    "ScopedTools",
     "ToolPlacement",
     "ToolPriors",
     "ToolResult",

@@ -215,7 +215,15 @@ def build_runtime(
             unbuilt: Model = UnbuiltModel("the model could not be built")
             model = built_model = _stage(check, unbuilt, lambda: model_from_config(cfg, host, check))
         try:
-            rt = Runtime(model=model, tools=tools, host=host, agent=cfg.agent, events=events, groups=groups)
+            rt = Runtime(
+                model=model,
+                tools=tools,
+                host=host,
+                agent=cfg.agent,
+                events=events,
+                groups=groups,
+                policy=cfg.tools.policy,
+            )
         except DuplicateToolError as exc:
             raise ConfigError(str(exc), file=cfg.files[-1], path="tools") from None
     except BaseException:

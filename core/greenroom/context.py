@@ -13,6 +13,8 @@ from greenroom import events as ev
 from greenroom.config import AgentConfig
 from greenroom.failures import RunFailure
 from greenroom.models import Usage, supports_native_tool_search
+from greenroom.policy import ToolScope
+from greenroom.scoped import GroupView, ScopedTools, group_views
 from greenroom.search import Ranking, ScoredTool, SearchQuery
 from greenroom.state import (
     Scope,
@@ -21,8 +23,6 @@ from greenroom.state import (
     ToolUsage,
 )
 from greenroom.tools import Tool, ToolDescriptor, ToolResult
-from greenroom.tools.groups import ToolGroup
-from greenroom.tools.toolset import ToolSet
 
 if TYPE_CHECKING:
     from greenroom.runtime import Runtime
@@ -76,8 +76,9 @@ class RunContext:
     Identity: ``run_id``, ``session_id``, ``input``, ``step``, ``agent``.
     State: ``state`` (this run), ``session_state``, ``profile_state``, and the shared
     vocabulary ``usage`` (calls of this run) and ``priors`` (learned per agent).
-    Tools: ``tools`` (every loaded tool), ``visible_descriptors()`` (what this agent may
-    use), ``hidden``, ``groups``, ``group_of``, ``load_group``.
+    Tools, scoped: ``tools`` (the loaded tools this agent may use),
+    ``visible_descriptors()``, ``groups`` (the tools each group may give it),
+    ``group_of``, ``load_group``; ``hidden`` and ``scope`` say what is left out and why.
     The model: ``model_name`` and ``hosted_tool_search``.
     Doing things: ``emit`` an event, ``search`` through the ranking hooks, ``call_hook``
     (a contribution hook, such as one a plugin declared), ``on_close`` (release something
@@ -91,9 +92,10 @@ class RunContext:
         self.input = user_input
         self.step = 0
         self.state = StateStore(runtime.registry, Scope.RUN)
-        self.hidden: frozenset[str] = frozenset()
+        self.scope = ToolScope()
         self.usage_total = Usage()
         self._visible: tuple[int, frozenset[str], list[ToolDescriptor]] | None = None
+        self._views: tuple[tuple[int, int, frozenset[str], frozenset[str]], dict[str, GroupView]] | None = None
 
     # ---------------------------------------------------------------- identity and state
     @property
@@ -122,9 +124,14 @@ class RunContext:
 
     # ---------------------------------------------------------------- tools and groups
     @property
-    def tools(self) -> ToolSet:
-        """Every tool loaded so far, plugin tools included (read it; do not add to it)."""
-        return self._runtime.tools
+    def hidden(self) -> frozenset[str]:
+        """The tools this agent may not use in this run (``scope.reasons`` says why)."""
+        return self.scope.names
+
+    @property
+    def tools(self) -> ScopedTools:
+        """The loaded tools this agent may use, plugin tools included (read-only)."""
+        return ScopedTools(self._runtime.tools, self.scope.names)
 
     def visible_descriptors(self) -> list[ToolDescriptor]:
         """Every tool this agent may use in this run (hidden tools removed); a fresh list,
@@ -137,18 +144,34 @@ class RunContext:
         return list(cached[2])
 
     @property
-    def groups(self) -> Mapping[str, ToolGroup]:
-        """The runtime's tool groups by id (loaded or not)."""
-        return MappingProxyType(self._runtime.groups)
+    def groups(self) -> Mapping[str, GroupView]:
+        """The groups this agent may use, by id (loaded or not), each without its hidden
+        tools; a group whose tools are all hidden is not here."""
+        rt, scope = self._runtime, self.scope
+        key = (rt.groups_version, rt.tools.version, scope.names, scope.groups)
+        if self._views is None or self._views[0] != key:
+            self._views = (key, group_views(rt.groups, scope.names, scope.groups))
+        return MappingProxyType(self._views[1])
 
-    def group_of(self, tool_name: str) -> ToolGroup | None:
-        """The group that declares ``tool_name`` (before or after loading)."""
-        return self._runtime.group_of(tool_name)
+    def group_of(self, tool_name: str) -> GroupView | None:
+        """The group that declares ``tool_name`` (before or after loading); None for a
+        tool this agent may not use."""
+        if tool_name in self.scope.names:
+            return None
+        group = self._runtime.group_of(tool_name)
+        return None if group is None else self.groups.get(group.id)
 
     async def load_group(self, group_id: str) -> list[Tool]:
         """Load a group once (later calls return its tools) and make its tools callable;
-        a failed load raises and can be retried."""
-        return await self._runtime.load_group(group_id, self.step)
+        a failed load raises and can be retried. Returns the tools this agent may use;
+        a group it may not use is a ``KeyError``, and is never loaded."""
+        if group_id not in self.groups:
+            raise KeyError(f"unknown group {group_id!r}")
+        group = self._runtime.groups[group_id]
+        tools = await self._runtime.load_group(group_id, self.step)
+        await self._runtime.scoping.scope_loaded(self, group, tools)
+        hidden = self.scope.names
+        return [t for t in tools if t.descriptor.name not in hidden]
 
     # ---------------------------------------------------------------- the model
     @property

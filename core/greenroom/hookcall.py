@@ -64,6 +64,7 @@ class _Current(threading.local):
 
 _current = _Current()
 _failures: ContextVar[list[PluginHookError] | None] = ContextVar("greenroom_hook_failures", default=None)
+_answers: ContextVar[list[tuple[Owner, Any]] | None] = ContextVar("greenroom_hook_answers", default=None)
 
 
 async def call_in_passes(caller: Callable[..., Any], kwargs: Mapping[str, Any]) -> Any:
@@ -126,6 +127,23 @@ def collecting() -> Iterator[list[PluginHookError]]:
         _failures.reset(token)
 
 
+@contextmanager
+def attributing() -> Iterator[list[tuple[Owner, Any]]]:
+    """Record every implementation's answer with its owner (which plugin said what)."""
+    answers: list[tuple[Owner, Any]] = []
+    token = _answers.set(answers)
+    try:
+        yield answers
+    finally:
+        _answers.reset(token)
+
+
+def _note(owner: Owner, answer: Any) -> None:
+    answers = _answers.get()
+    if answers is not None:
+        answers.append((owner, answer))
+
+
 @attrs.frozen
 class Owner:
     """Who an implementation belongs to, for naming its failures."""
@@ -171,10 +189,12 @@ def _wrap_sync(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]
         record = _current.pass_
         if record is None:  # the hot path: a plain pluggy call
             try:
-                return function(*args, **kwargs)
+                answer = function(*args, **kwargs)
             except Exception as exc:
                 _contained(owner, exc)
                 return None
+            _note(owner, answer)
+            return answer
         done = record.outcomes.get(impl)
         if done is not None:
             return done[1]
@@ -186,6 +206,7 @@ def _wrap_sync(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]
             answer = None
         finally:
             _current.pass_ = record
+        _note(owner, answer)
         record.outcomes[impl] = (True, answer)
         return answer
 
@@ -204,10 +225,12 @@ def _contained(owner: Owner, exc: Exception) -> None:
 def _wrap_async(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]:
     async def named(*args: Any, **kwargs: Any) -> Any:
         try:
-            return await function(*args, **kwargs)
+            answer = await function(*args, **kwargs)
         except Exception as exc:
             _contained(owner, exc)
             return None
+        _note(owner, answer)
+        return answer
 
     @functools.wraps(function)
     def impl(*args: Any, **kwargs: Any) -> Any:

@@ -102,12 +102,20 @@ def greenroom_run_start(ctx: RunContext) -> None:
 def greenroom_hidden_tools(ctx: RunContext, tools: Sequence[ToolDescriptor]) -> Iterable[str] | None:
     """Name the tools this agent may not use in this run.
 
-    Called once per run, right after ``greenroom_run_start``. Hidden tools are never
-    sent, searched, revealed or executed (a call to one gets an error result). A plugin
-    whose BeforeToolExecute gate blocks a tool outright should hide it here too.
+    Called once per run, right after ``greenroom_run_start``, with every tool the agent
+    could reach: loaded tools, plugin tools, and the tools of groups and MCP servers
+    that have not loaded yet (from their catalogs and cached listings). Tools
+    ``[tools.policy]`` hides are in ``tools`` too. When a group's load brings tools its
+    catalog did not name, the hook is called again with only those.
+
+    A hidden tool is never sent, listed (nor counted in its group), found by search,
+    loaded with its group, offered to a hosted search, suggested, or executed: the
+    runtime refuses calls to it, and ``RunContext.tools``, ``groups`` and
+    ``visible_descriptors()`` leave it out for every plugin. ``greenroom inspect``
+    shows it as hidden by this plugin (docs/security.md).
 
     If it raises, the run ends with stop reason ``error`` and a named error; RunEnd
-    still runs.
+    still runs (fail closed: nothing runs without its scope).
     """
 
 

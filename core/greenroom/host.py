@@ -17,7 +17,7 @@ import pluggy
 
 from greenroom import hookspecs
 from greenroom.failures import PluginHookError
-from greenroom.hookcall import Owner, call_in_passes, collecting, is_async, wrap
+from greenroom.hookcall import Owner, attributing, call_in_passes, collecting, is_async, wrap
 
 if TYPE_CHECKING:
     from greenroom.plugins import PluginRecord
@@ -102,6 +102,13 @@ class PluginHost:
         with collecting() as failures:
             answers = await self.call(hook_name, **kwargs)
         return list(answers or ()), failures
+
+    async def call_attributed(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Call a hook as ``call`` does, and return each non-None answer with the name of
+        the plugin that gave it (in pluggy's order)."""
+        with attributing() as answers:
+            await self.call(hook_name, **kwargs)
+        return [(owner.plugin, a) for owner, a in answers if owner.hook == hook_name and a is not None]
 
     def call_sync(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call a contribution hook outside the event loop; its implementations must not be async."""

@@ -2,7 +2,7 @@
 
 ::
 
-    RunStart -> hidden tools
+    RunStart -> the run's scope: [tools.policy], then hidden tools (greenroom.policy)
       repeat up to max_steps:
         BeforeInference -> model.complete -> AfterInference
         the turn's tool calls, concurrently (``greenroom.calls``)
@@ -42,6 +42,8 @@ from greenroom.models import (
     SystemSection,
     supports_native_tool_search,
 )
+from greenroom.policy import ToolPolicy
+from greenroom.scoping import Scoping, keep_in_scope
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
 from greenroom.session import Session
 from greenroom.state import (
@@ -73,8 +75,10 @@ class Runtime:
         agent: AgentConfig | None = None,
         events: ev.EventBus | None = None,
         groups: Iterable[ToolGroup] = (),
+        policy: ToolPolicy | None = None,
     ) -> None:
         self.agent = agent or AgentConfig()
+        policy = policy or ToolPolicy()
         self.groups: dict[str, ToolGroup] = {}
         for g in groups:
             if g.id in self.groups:
@@ -103,6 +107,8 @@ class Runtime:
                 self.tools.add(t)
         # tools a plugin contributed run with the run's context (``ToolCallContext.run``)
         self.plugin_tool_names = frozenset(plugin_tools)
+        self.scoping = Scoping(self, policy)
+        self.groups_version = 0  # bumped when a group loads, so views of the groups can be reused
         self.profile_state = StateStore(self.registry, Scope.PROFILE)
         self.accounting = RequestAccounting()
         self._closers: list[Any] = []
@@ -114,23 +120,25 @@ class Runtime:
         session = session or self.session()
         ctx = RunContext(self, session, "preview", "")
         ctx.step = 1
+        return await self.preview_in(ctx)
+
+    async def preview_in(self, ctx: RunContext) -> ModelRequest:
+        """``preview`` with a context the caller made (to read its scope afterwards)."""
         await self.host.call("greenroom_run_start", ctx=ctx)
-        await self._hide(ctx)
+        await self.scoping.scope(ctx)
         draft = RequestDraft(
             system=[SystemSection("agent", self.agent.system_prompt)],
             tools=ctx.visible_descriptors(),
-            messages=list(session.messages),
+            messages=list(ctx._session.messages),
             step=1,
         )
         await self.host.call("greenroom_before_inference", ctx=ctx, request=draft)
+        keep_in_scope(ctx, draft)
         return draft.freeze()
 
-    async def _hide(self, ctx: RunContext) -> None:
-        hidden: set[str] = set()
-        if self.host.has_impls("greenroom_hidden_tools"):
-            for names in await self.host.call("greenroom_hidden_tools", ctx=ctx, tools=self.tools.descriptors()):
-                hidden.update(names or ())
-        ctx.hidden = frozenset(hidden)
+    def universe(self) -> list[ToolDescriptor]:
+        """Every tool the runtime knows that a model could use (``Scoping.universe``)."""
+        return self.scoping.universe()
 
     # -- sessions -------------------------------------------------------------------
     def session(self, session_id: str | None = None) -> Session:
@@ -175,6 +183,7 @@ class Runtime:
             self.events.emit(ev.GroupLoaded(step=step, group=group_id, error=f"{type(exc).__name__}: {exc}"))
             raise
         if first:
+            self.groups_version += 1
             for t in tools:
                 self.tools.add(t, replace=True)
             self.events.emit(ev.GroupLoaded(step=step, group=group_id, tools=tuple(t.descriptor.name for t in tools)))
@@ -197,6 +206,9 @@ class Runtime:
                 fused = list(rankings[0].results[: query.max_results])
             else:
                 fused = keyword_search(query, candidates)
+        if ctx is not None and ctx.hidden:  # whatever the candidates were, a hidden tool is never found
+            hidden = ctx.hidden
+            fused = [s for s in fused if s.name not in hidden]
         return list(fused)[: query.max_results], rankings
 
     # -- the loop ---------------------------------------------------------------------
@@ -258,7 +270,7 @@ class Runtime:
 
     async def _loop(self, ctx: RunContext) -> RunOutcome:
         await self.host.call("greenroom_run_start", ctx=ctx)
-        await self._hide(ctx)
+        await self.scoping.scope(ctx)
         system = [SystemSection("agent", self.agent.system_prompt)]
         while ctx.step < self.agent.max_steps:
             ctx.step += 1
@@ -270,6 +282,7 @@ class Runtime:
                 step=ctx.step,
             )
             await self.host.call("greenroom_before_inference", ctx=ctx, request=draft)
+            keep_in_scope(ctx, draft)
             request = draft.freeze()
             self.events.emit(self.describe_request(request))
             # arguments nested too deeply stay text from here on: nothing below recurses into them

@@ -213,7 +213,9 @@ def build_mcp(cfg: RuntimeConfig, reserved_names: Iterable[str], check: Findings
         _check_listings(cfg, check, [_cached(cfg, i, d) for i, d in enumerate(dirs)])
         return None
     base_dirs = {server.name: d for server, d in zip(cfg.tools.mcp, dirs, strict=True)}
-    toolset = McpToolset(cfg.tools.mcp, cfg.base_dir, base_dirs=base_dirs, reserved_names=reserved_names)
+    toolset = McpToolset(
+        cfg.tools.mcp, cfg.base_dir, base_dirs=base_dirs, reserved_names=reserved_names, policy=cfg.tools.policy
+    )
     try:
         if check is None:
             toolset.prepare_blocking()
@@ -255,6 +257,11 @@ def _start_every_server(cfg: RuntimeConfig, toolset: McpToolset, check: Findings
     from greenroom.mcp import McpError
 
     for i, server in enumerate(cfg.tools.mcp):
+        hidden = toolset.excluded(toolset.servers[server.name])
+        if hidden is not None:
+            message = f"server {server.name!r} is not started: {hidden.describe()} hides every tool it has"
+            check.add(Level.NOTE, message, file=cfg.origin(f"tools.mcp[{i}]"), path=f"tools.mcp[{i}]")
+            continue
         try:
             listing = toolset.servers[server.name].start_blocking()
         except McpError as exc:

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import attrs
 
-from greenroom_deferred.globs import check_glob
+from greenroom import check_glob
 
 
 def _glob(instance: Any, attribute: Any, value: str) -> None:

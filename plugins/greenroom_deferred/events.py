@@ -58,3 +58,27 @@ class ToolDeferred(Event):
     @property
     def style(self) -> str:
         return "magenta"
+
+
+@attrs.frozen
+class ListingRebuilt(Event):
+    """The session's frozen listing and tools array were rebuilt because tools they
+    showed are now hidden (the tool policy or a plugin): the prompt-cache prefix changes
+    once, and security wins over keeping it."""
+
+    kind: str = attrs.field(init=False, default="listing_rebuilt")
+    step: int = 0
+    hidden: tuple[str, ...] = ()
+    """The first names now hidden (at most ``SHOWN``)."""
+    count: int = 0
+    """How many tools the session had placed that are now hidden."""
+
+    SHOWN = 20
+
+    def describe(self) -> str:
+        more = f" and {self.count - len(self.hidden)} more" if self.count > len(self.hidden) else ""
+        return f"  listing rebuilt: now hidden {', '.join(self.hidden)}{more}"
+
+    @property
+    def style(self) -> str:
+        return "yellow"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from greenroom import ToolDescriptor, ToolGroup, count_tokens
+from greenroom import GroupView, ToolDescriptor, count_tokens
 
 SECTION_KEY = "deferred-tools"
 
@@ -28,7 +28,7 @@ def budgeted_listing(
     style: Style,
     budget: int,
     hint: str,
-    groups: Sequence[ToolGroup] = (),
+    groups: Sequence[GroupView] = (),
 ) -> str:
     """The listing in ``style``, or in the first smaller style that fits ``budget``
     tokens (0: no limit): an oversized listing would flood the prompt."""
@@ -45,7 +45,7 @@ def render_listing(
     *,
     style: Style,
     hint: str,
-    groups: Sequence[ToolGroup] = (),
+    groups: Sequence[GroupView] = (),
 ) -> str:
     """The listing, deterministic for a given input (sorted by group, then name).
     ``hint`` tells the model how to get and call a deferred tool."""

@@ -11,9 +11,9 @@ from collections.abc import Collection, Sequence
 import attrs
 
 from greenroom import ToolDescriptor, ToolPriors
+from greenroom import glob_matches as matches
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.costs import chars4_cost, cost
-from greenroom_deferred.globs import matches
 from greenroom_deferred.retention import breakeven
 from greenroom_deferred.state import Placement, PlacementSource
 

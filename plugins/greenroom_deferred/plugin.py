@@ -1,8 +1,10 @@
 """The deferred-tools plugin's hook wiring: each hook hands its phase to the room that owns it.
 
-- RunStart: choose the run's strategy (``strategies``) and place every tool once per
-  session (``placement``).
-- BeforeInference: the strategy shapes the request (tools, listing).
+- RunStart: choose the run's strategy (``strategies``).
+- BeforeInference: on the run's first step, when the run's scope is known, place every
+  tool once per session (``placement``), or drop what the scope now hides from a
+  resumed session's placements (the listing is then rebuilt); then the strategy shapes
+  the request (tools, listing).
 - AfterInference: the provider's hosted searches count as discoveries; the strategy
   sees what was called (inject's retention model).
 - resolve: unwrap ``deferred_tool_call`` (``tools.unwrap``); load a tool's group when it
@@ -36,9 +38,9 @@ from greenroom import (
 from greenroom_deferred.catalog import agent_tools, grouped_names
 from greenroom_deferred.config import DeferredConfig, constrain_schema
 from greenroom_deferred.descriptors import OWN_TOOLS
-from greenroom_deferred.events import SearchPerformed
+from greenroom_deferred.events import ListingRebuilt, SearchPerformed
 from greenroom_deferred.placement import place
-from greenroom_deferred.state import DeferralState, upgrade_saved_state
+from greenroom_deferred.state import DeferralState, forget_hidden, upgrade_saved_state
 from greenroom_deferred.strategies import Dispatch, Strategy, configured, for_run
 from greenroom_deferred.tools import Dispatcher, LoadTools, ToolSearch, target_name, unwrap
 
@@ -61,6 +63,7 @@ class DeferredToolsPlugin(Plugin):
     def __init__(self, config: DeferredConfig | None = None) -> None:
         super().__init__(config)
         self._strategy: Strategy | None = None
+        self._settled: str | None = None  # the run whose placements match its scope
 
     @classmethod
     def config_schema(cls) -> dict[str, Any]:
@@ -122,6 +125,15 @@ class DeferredToolsPlugin(Plugin):
             )
         st.strategy = strategy.name
         self._strategy = strategy
+        self._settled = None
+
+    def _settle(self, ctx: RunContext, st: DeferralState) -> None:
+        """Once per run, after the runtime worked out what the run may use: place every
+        tool (a new session), or forget the tools a resumed session placed that are now
+        hidden, so its frozen listing is rebuilt without them."""
+        if self._settled == ctx.run_id:
+            return
+        self._settled = ctx.run_id
         if not st.placed:
             plan = place(
                 agent_tools(ctx), grouped=grouped_names(ctx, deferred_only=True), config=self.config, priors=ctx.priors
@@ -130,11 +142,20 @@ class DeferredToolsPlugin(Plugin):
             st.active, st.activation = plan.activation.active, plan.activation.why
             st.savings_tokens, st.savings_chars4 = plan.activation.savings_tokens, plan.activation.savings_chars4
             st.placed = True
-            strategy.started_eager(st, plan.learned)
+            self.strategy.started_eager(st, plan.learned)
+            return
+        hidden = ctx.hidden
+        stale = [n for n in st.modes if n in hidden] if hidden else []
+        if stale:
+            forget_hidden(st, hidden)
+            self.strategy.forget_sent()
+            shown = tuple(stale[: ListingRebuilt.SHOWN])
+            ctx.emit(ListingRebuilt(step=ctx.step, hidden=shown, count=len(stale)))
 
     @hookimpl
     def greenroom_before_inference(self, ctx: RunContext, request: RequestDraft) -> None:
         st = _state(ctx)
+        self._settle(ctx, st)
         st.step += 1
         self.strategy.before_step(ctx, st)
         if not st.active and not st.deferred():
@@ -159,7 +180,7 @@ class DeferredToolsPlugin(Plugin):
     @hookimpl
     async def greenroom_resolve_tool_call(self, ctx: RunContext, call: ToolCall) -> ToolCall | None:
         target = unwrap(call) or call
-        if target.name not in ctx.tools and target.name not in ctx.hidden:
+        if target.name not in ctx.tools:
             group = ctx.group_of(target.name)
             if group is not None:
                 try:

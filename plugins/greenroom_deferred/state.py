@@ -105,6 +105,19 @@ class DeferralState:
         return placement is not None and placement.mode == "deferred"
 
 
+def forget_hidden(st: DeferralState, hidden: frozenset[str]) -> None:
+    """Drop tools the run may not use from a session's placements, discoveries and
+    retention, and unfreeze its listing so it is rendered again without them."""
+    st.modes = {n: p for n, p in st.modes.items() if n not in hidden}
+    st.discovered = [n for n in st.discovered if n not in hidden]
+    st.retention = {n: b for n, b in st.retention.items() if n not in hidden}
+    st.native_order = [n for n in st.native_order if n not in hidden]
+    st.expansion = {
+        g: None if names is None else [n for n in names if n not in hidden] for g, names in st.expansion.items()
+    }
+    st.listing = None
+
+
 # What sessions saved before placements were data said in words: the leading words of
 # the old ``reason`` name the source. Read once, when such a file is resumed.
 _OLD_REASONS: tuple[tuple[str, PlacementSource], ...] = (

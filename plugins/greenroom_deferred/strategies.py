@@ -48,6 +48,10 @@ class Strategy:
         self.config = config
         self._sent: tuple[int, list[ToolDescriptor]] | None = None
 
+    def forget_sent(self) -> None:
+        """Build what is sent again on the next step (the run's scope changed it)."""
+        self._sent = None
+
     # ---------------------------------------------------------------- the steps
     def started_eager(self, st: DeferralState, learned: Mapping[str, float]) -> None:
         """Tools placed eager by learned priors (with their use probability)."""
@@ -161,7 +165,7 @@ class Inject(Strategy):
         # the group implicitly
         present = {d.name for d in sent} | {d.name for d in own}
         for name, p in st.modes.items():
-            if p.source is PlacementSource.PROMOTION and name not in present and name not in ctx.hidden:
+            if p.source is PlacementSource.PROMOTION and name not in present:
                 d = find_descriptor(ctx, name)
                 if d is not None:
                     sent.append(d)

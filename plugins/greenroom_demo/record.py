@@ -89,7 +89,7 @@ class PlacementProbe(Plugin):
         super().__init__(config)
         self.learned: list[LearnedPlacement] | None = None
 
-    @hookimpl
+    @hookimpl(trylast=True)  # after the placements of this step are made
     def greenroom_before_inference(self, ctx: RunContext) -> None:
         if self.learned is not None:
             return  # only the first step shows how the session started

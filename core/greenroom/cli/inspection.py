@@ -8,21 +8,19 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from greenroom.context import RunContext
 from greenroom.models import ToolPlacement
 from greenroom.runtime import Runtime
-from greenroom.session import Session
 from greenroom.tokens import count_tokens, tool_tokens
 
 
-async def placements(rt: Runtime, session: Session) -> dict[str, ToolPlacement]:
-    """What the plugins say about each tool's placement in ``session``; when two name
-    one tool, the first answer in hook order wins."""
-    ctx = RunContext(rt, session, "inspect", "")
-    ctx.step = 1
+async def placements(ctx: RunContext) -> dict[str, ToolPlacement]:
+    """What the plugins say about each tool's placement in the context's session; when
+    two name one tool, the first answer in hook order wins."""
     out: dict[str, ToolPlacement] = {}
-    answers: list[Mapping[str, ToolPlacement]] = await rt.host.call("greenroom_inspect_tools", ctx=ctx)
+    answers: list[Mapping[str, ToolPlacement]] = await ctx._runtime.host.call("greenroom_inspect_tools", ctx=ctx)
     for answer in answers:
         for name, placement in (answer or {}).items():
             out.setdefault(name, placement)
@@ -30,35 +28,41 @@ async def placements(rt: Runtime, session: Session) -> dict[str, ToolPlacement]:
 
 
 async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
-    """The first request the model would get, tool by tool, with exact token counts."""
+    """The first request the model would get, tool by tool, with exact token counts.
+
+    Every tool the runtime knows is a row: the agent's tools (eager or deferred), the
+    plugins' own tools (``plugin``: sent, but not part of the all-eager baseline, which
+    would not have them), and hidden tools (``hidden``, with the rule or plugin that hid
+    them; never sent, and not in the baseline either)."""
     session = rt.session()
+    ctx = RunContext(rt, session, "inspect", "")
+    ctx.step = 1
     try:
-        request = await rt.preview(session)
-        placed = await placements(rt, session)
+        request = await rt.preview_in(ctx)
+        placed = await placements(ctx)
     finally:
         await rt.aclose()
     # tools a provider's hosted search keeps out of the context until found are not sent
     sent_tools = [d for d in request.tools if d.name not in request.deferred]
     sent = {d.name for d in sent_tools}
-    catalog = rt.tools.descriptors()
-    seen = {d.name for d in catalog}
-    for g in rt.groups.values():
-        catalog += [d for d in g.known if d.name not in seen]
+    hidden = ctx.scope.reasons
+    hidden_groups = ctx.scope.group_reasons
     tools: list[dict[str, Any]] = []
-    for d in catalog:
+    for d in rt.universe():
         placement = placed.get(d.name)
-        mode = "eager" if d.name in sent else placement.mode if placement is not None else "deferred"
-        tools.append(
-            {
-                "name": d.name,
-                "group": d.group,
-                "mode": mode,
-                "source": placement.source if placement is not None else "",
-                "reason": placement.detail if placement is not None else "",
-                "tokens": tool_tokens(d),
-            }
-        )
-    all_tokens = sum(int(t["tokens"] or 0) for t in tools)
+        why = hidden.get(d.name) or (hidden_groups.get(d.group) if d.group else None)
+        if why is not None:
+            mode, source, reason = "hidden", why.by.value, why.describe()
+        elif d.name in rt.plugin_tool_names:
+            mode, source, reason = ("plugin" if d.name in sent else "unsent"), "plugin", "a plugin's own tool"
+        else:
+            mode = "eager" if d.name in sent else placement.mode if placement is not None else "deferred"
+            source = placement.source if placement is not None else ""
+            reason = placement.detail if placement is not None else ""
+        row = {"name": d.name, "group": d.group, "mode": mode, "source": source, "reason": reason}
+        tools.append({**row, "tokens": tool_tokens(d)})
+    agent_tools = [t for t in tools if t["mode"] in ("eager", "deferred")]
+    all_tokens = sum(int(t["tokens"] or 0) for t in agent_tools)
     sent_tokens = sum(tool_tokens(d) for d in sent_tools)
     system_tokens = count_tokens(request.system_text)
     base_system = count_tokens(rt.agent.system_prompt)
@@ -66,9 +70,12 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
         "agent": rt.agent.id,
         "tools": tools,
         "totals": {
-            "tools": len(tools),
-            "eager": sum(1 for t in tools if t["mode"] == "eager"),
-            "deferred": sum(1 for t in tools if t["mode"] != "eager"),
+            "tools": len(agent_tools),
+            "eager": sum(1 for t in agent_tools if t["mode"] == "eager"),
+            "deferred": sum(1 for t in agent_tools if t["mode"] != "eager"),
+            "hidden": sum(1 for t in tools if t["mode"] == "hidden"),
+            "hidden_groups": sorted(hidden_groups),
+            "plugin": sum(1 for t in tools if t["mode"] == "plugin"),
             "all_eager_tokens": all_tokens + base_system,
             "sent_tools_tokens": sent_tokens,
             "sent_system_tokens": system_tokens,
@@ -78,14 +85,19 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
     }
 
 
+_MODE_ORDER = {"eager": 0, "plugin": 1, "deferred": 2, "unsent": 3, "hidden": 4}
+_MODE_STYLE = {"eager": "green", "plugin": "cyan", "hidden": "red"}
+
+
 def print_inspection(console: Console, report: dict[str, Any], limit: int = 40) -> None:
-    tools = sorted(report["tools"], key=lambda t: (t["mode"] != "eager", -t["tokens"], t["name"]))
+    tools = sorted(report["tools"], key=lambda t: (_MODE_ORDER.get(t["mode"], 9), -t["tokens"], t["name"]))
     table = Table(title=f"what agent {report['agent']!r} sees on step 1")
     for col, just in (("tool", "left"), ("group", "left"), ("mode", "left"), ("why", "left"), ("tokens", "right")):
         table.add_column(col, justify=just)  # type: ignore[arg-type]
     for t in tools[:limit]:
-        colour = "green" if t["mode"] == "eager" else "dim"
-        table.add_row(t["name"], t["group"] or "", f"[{colour}]{t['mode']}[/]", t["reason"], str(t["tokens"]))
+        mode = Text(t["mode"], style=_MODE_STYLE.get(t["mode"], "dim"))
+        # names and reasons come from servers, catalogs and plugins: never read as markup
+        table.add_row(Text(t["name"]), Text(t["group"] or ""), mode, Text(t["reason"]), str(t["tokens"]))
     if len(tools) > limit:
         table.add_row(f"... {len(tools) - limit} more", "", "", "", "")
     console.print(table)
@@ -99,4 +111,9 @@ def print_inspection(console: Console, report: dict[str, Any], limit: int = 40) 
     summary.add_row("[bold]sent in all[/]", f"[bold]{tot['sent_tokens']:,}[/]")
     summary.add_row("saved", f"{tot['saved_ratio']:.1%}")
     console.print(summary)
-    console.print(f"{tot['tools']} tools: {tot['eager']} eager, {tot['deferred']} deferred")
+    line = f"{tot['tools']} tools: {tot['eager']} eager, {tot['deferred']} deferred"
+    if tot["hidden"] or tot["hidden_groups"]:
+        line += f"; {tot['hidden']} hidden by policy or plugins"
+        if tot["hidden_groups"]:
+            line += f" (whole groups: {', '.join(tot['hidden_groups'])})"
+    console.print(Text(line))

@@ -261,7 +261,8 @@ def _flatten(exc: BaseException, path: str = "") -> list[tuple[BaseException, st
         return out
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         return [(ValueError(f"unknown key(s) {', '.join(sorted(exc.extra_fields))}"), path)]
-    return [(exc, path)]
+    # a validator of a whole list can say which item it rejects (``greenroom.policy``)
+    return [(exc, path + getattr(exc, "config_path", ""))]
 
 
 def load_config(

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
+from greenroom.policy import ToolPolicy
 from greenroom.tools.schema import schema_for_attrs
 
 if sys.version_info >= (3, 11):
@@ -139,12 +140,15 @@ class ToolsConfig:
         catalogs: JSON or JSONL catalog files (descriptor-only tools), relative to the config.
         mcp: MCP servers.
         groups: Tool groups behind Python loaders.
+        policy: Which of these tools the agent may use (``allow``/``deny`` globs on
+            the names the model sees); applied to every source, see docs/security.md.
     """
 
     python: tuple[str, ...] = ()
     catalogs: tuple[str, ...] = ()
     mcp: tuple[McpServerConfig, ...] = ()
     groups: tuple[GroupConfig, ...] = ()
+    policy: ToolPolicy = ToolPolicy()
 
 
 @attrs.frozen

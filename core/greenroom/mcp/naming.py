@@ -15,6 +15,8 @@ log = logging.getLogger(__name__)
 # OpenAI: at most 64 characters).
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_NAME = 64
+MAX_PREFIX = _MAX_NAME - 9
+"""How much of a name survives ``_fit`` unchanged."""
 
 
 def safe_name(text: str) -> str:

@@ -16,8 +16,9 @@ import anyio
 from greenroom.config import McpServerConfig
 from greenroom.mcp.errors import McpError, McpStartError
 from greenroom.mcp.host import McpHost
-from greenroom.mcp.naming import ToolNamer
+from greenroom.mcp.naming import MAX_PREFIX, ToolNamer, prefixed_name
 from greenroom.mcp.server import McpServer
+from greenroom.policy import HideReason, ToolPolicy
 from greenroom.tools import Tool
 from greenroom.tools.groups import ToolGroup
 
@@ -41,7 +42,9 @@ class McpToolset:
         *,
         base_dirs: Mapping[str, str | Path] | None = None,
         reserved_names: Iterable[str] = (),
+        policy: ToolPolicy | None = None,
     ) -> None:
+        self.policy = policy or ToolPolicy()
         seen: set[str] = set()
         for c in configs:
             if c.name in seen:
@@ -60,7 +63,23 @@ class McpToolset:
             s.tools()
 
     def _needs_start(self, server: McpServer) -> bool:
+        if self.excluded(server) is not None:
+            return False  # the policy hides every tool it has: it never starts
         return server.config.start == "eager" or server.listing is None
+
+    def excluded(self, server: McpServer) -> HideReason | None:
+        """Why the policy hides every tool of ``server`` (from its cached listing, or from
+        its prefix before it was ever listed), or None when it may have a usable tool.
+        A server with bare names and no listing cannot be judged until it is listed."""
+        if self.policy.empty:
+            return None
+        if server.listing is not None:
+            reasons = [self.policy.reason(d.name) for d in server.descriptors()]
+            if reasons and all(r is not None for r in reasons):
+                return reasons[0]
+            return None
+        prefix = group_prefix(server)
+        return None if prefix is None else self.policy.hides_every_name_with(prefix)
 
     async def prepare(self, *, strict: bool = False) -> None:
         """List uncached servers and start eager ones, concurrently.
@@ -137,6 +156,7 @@ class McpToolset:
             known=server.descriptors(),
             instructions=server.instructions,
             defer=server.config.defer,
+            prefix=group_prefix(server),
         )
 
     async def aclose(self) -> None:
@@ -164,6 +184,14 @@ class McpToolset:
         await self.aclose()
 
 
+def group_prefix(server: McpServer) -> str | None:
+    """What every tool name of a server with prefixed names starts with (None for bare
+    names). Cut well inside the name limit, where a long name keeps its beginning."""
+    if server.config.naming != "prefixed":
+        return None
+    return prefixed_name(server.name, "")[:MAX_PREFIX]
+
+
 def _first_line(text: str | None) -> str:
     for line in (text or "").splitlines():
         if line.strip():
@@ -177,9 +205,10 @@ async def open_mcp_tools(
     *,
     reserved_names: Iterable[str] = (),
     strict: bool = False,
+    policy: ToolPolicy | None = None,
 ) -> tuple[list[ToolGroup], list[Tool], Callable[[], Awaitable[None]]]:
     """Prepare the servers and return (groups of deferred servers, eager tools, closer)."""
-    toolset = McpToolset(configs, base_dir, reserved_names=reserved_names)
+    toolset = McpToolset(configs, base_dir, reserved_names=reserved_names, policy=policy)
     try:
         await toolset.prepare(strict=strict)
     except BaseException:

@@ -30,6 +30,9 @@ class ToolGroup:
     known: list[ToolDescriptor] = attrs.field(factory=list)
     instructions: str | None = None
     defer: bool = True
+    prefix: str | None = None
+    """Every tool of the group is named ``prefix...`` (an MCP server's prefixed names), so
+    a policy can hide the whole group before it is listed."""
     _tools: list[Tool] | None = attrs.field(default=None, init=False)
     _lock: anyio.Lock | None = attrs.field(default=None, init=False)
 
@@ -73,3 +76,4 @@ class _Regrouped:
 
     async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> Any:
         return await self._inner.execute(args, ctx)
+

@@ -254,7 +254,7 @@ def test_cli_inspect_shows_the_group_and_stops_the_server_it_listed(
     assert all_stopped("mcp_server_time"), "inspect left the server it listed running"
     modes = {t["name"]: (t["mode"], t["reason"]) for t in json.loads(result.output)["tools"]}
     assert modes["time__get_current_time"] == ("deferred", "group mcp:time")
-    assert modes["load_tools"][0] == "eager"
+    assert modes["load_tools"][0] == "plugin"  # sent, and not counted as an agent tool
 
 
 async def test_inject_adds_a_loaded_mcp_tool_to_the_tools_array(tmp_path: Path, no_leftovers: None) -> None:

@@ -124,7 +124,7 @@ async def test_inspect_reports_sources_through_the_hook_and_priors_say_prior(mak
     assert (tools["t01"]["mode"], tools["t01"]["source"]) == ("eager", "prior")
     assert tools["t01"]["reason"].startswith("prior p=0.900 > breakeven")
     assert (tools["t02"]["mode"], tools["t02"]["source"], tools["t02"]["reason"]) == ("deferred", "default", "default")
-    assert tools["ToolSearch"]["mode"] == "eager" and tools["ToolSearch"]["source"] == ""
+    assert tools["ToolSearch"]["mode"] == "plugin" and tools["ToolSearch"]["source"] == "plugin"
 
 
 async def test_inspect_counts_tools_left_to_a_hosted_search_as_deferred(make_runtime) -> None:

@@ -1,0 +1,115 @@
+"""What one run's plugins see of the tools: the tool set and the groups with every
+hidden tool left out (``RunContext.tools``, ``RunContext.groups``).
+
+Plugins never get the unscoped objects during a run, so a plugin that forgets to check
+``ctx.hidden`` still cannot list, search, load or call a hidden tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+
+import attrs
+
+from greenroom.tools import Tool, ToolDescriptor
+from greenroom.tools.groups import ToolGroup
+from greenroom.tools.schema_problem import SchemaProblem
+from greenroom.tools.toolset import ToolSet
+
+
+class ScopedTools(Mapping[str, Tool]):
+    """The loaded tools an agent may use in a run (a read-only view of its ``ToolSet``)."""
+
+    def __init__(self, tools: ToolSet, hidden: frozenset[str]) -> None:
+        self._tools = tools
+        self._hidden = hidden
+
+    def __getitem__(self, name: str) -> Tool:
+        if name in self._hidden:
+            raise KeyError(name)
+        return self._tools[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name not in self._hidden and name in self._tools
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n in self._tools if n not in self._hidden)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    @property
+    def version(self) -> int:
+        """Changes whenever the underlying tool set changes."""
+        return self._tools.version
+
+    def problem(self, name: str) -> SchemaProblem | None:
+        """Why the tool named ``name`` cannot be used (None for a hidden one)."""
+        return None if name in self._hidden else self._tools.problem(name)
+
+    @property
+    def unusable(self) -> Mapping[str, SchemaProblem]:
+        """Every tool found unusable so far, hidden ones left out."""
+        problems = self._tools.unusable
+        if not self._hidden:
+            return problems
+        return MappingProxyType({n: p for n, p in problems.items() if n not in self._hidden})
+
+    def descriptors(self) -> list[ToolDescriptor]:
+        """Every usable tool's descriptor, hidden ones left out."""
+        return [d for d in self._tools.descriptors() if d.name not in self._hidden]
+
+
+@attrs.frozen
+class GroupView:
+    """A group as one run sees it: only the tools this agent may use.
+
+    ``known`` and ``tool_names`` leave out hidden tools, so a listing built from a view
+    never names or counts them; a group whose tools are all hidden has no view.
+    """
+
+    id: str
+    name: str
+    description: str
+    instructions: str | None
+    defer: bool
+    loaded: bool
+    known: tuple[ToolDescriptor, ...]
+    tool_names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, group: ToolGroup, hidden: frozenset[str]) -> GroupView | None:
+        """The view of ``group`` without ``hidden`` tools; None when it declares tools and
+        every one is hidden."""
+        names = group.tool_names
+        visible = tuple(n for n in names if n not in hidden) if hidden else tuple(names)
+        if names and not visible:
+            return None
+        return cls(
+            id=group.id,
+            name=group.name,
+            description=group.description,
+            instructions=group.instructions,
+            defer=group.defer,
+            loaded=group.loaded,
+            known=tuple(d for d in group.known if d.name not in hidden) if hidden else tuple(group.known),
+            tool_names=visible,
+        )
+
+
+def group_views(
+    groups: Mapping[str, ToolGroup], hidden: frozenset[str], hidden_groups: frozenset[str]
+) -> dict[str, GroupView]:
+    """The views of every group a run may see, by id."""
+    out: dict[str, GroupView] = {}
+    for gid, g in groups.items():
+        if gid in hidden_groups:
+            continue
+        view = GroupView.of(g, hidden)
+        if view is not None:
+            out[gid] = view
+    return out
+
+
+__all__ = ["GroupView", "ScopedTools", "group_views"]

@@ -1,0 +1,119 @@
+"""Working out a run's scope: the config's policy over every tool source, then the
+``greenroom_hidden_tools`` hook over the same universe (``greenroom.policy``).
+
+The universe is every tool a model could reach: loaded tools, and the tools groups and
+MCP servers declare before they load (catalogs, cached listings). A group whose tools
+are all named ``prefix...`` (an MCP server's prefixed names) is hidden whole when the
+policy hides every such name, before it is ever started. A group's load that brings
+tools its catalog did not name gets those judged too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from greenroom.models import RequestDraft
+from greenroom.policy import HiddenBy, HideReason, ToolPolicy
+from greenroom.tools import Tool, ToolDescriptor
+from greenroom.tools.groups import ToolGroup
+
+if TYPE_CHECKING:
+    from greenroom.context import RunContext
+    from greenroom.runtime import Runtime
+
+log = logging.getLogger("greenroom")
+
+
+class Scoping:
+    """Works out each run's scope for one runtime, keeping the policy's answer per name
+    (the policy does not change while the runtime lives)."""
+
+    def __init__(self, runtime: Runtime, policy: ToolPolicy) -> None:
+        self._rt = runtime
+        self.policy = policy
+        self._verdicts: dict[str, HideReason | None] = {}
+
+    def universe(self) -> list[ToolDescriptor]:
+        """Every usable tool the runtime knows: loaded ones, then group tools not loaded
+        yet (from their catalogs or cached listings)."""
+        rt = self._rt
+        out = rt.tools.descriptors()
+        seen = set(rt.tools)
+        for g in rt.groups.values():
+            for d in g.known:
+                if d.name not in seen:
+                    out.append(d)
+                    seen.add(d.name)
+        return out
+
+    def policy_hides(self, names: Iterable[str]) -> list[tuple[str, HideReason]]:
+        """The names the config's policy hides, with why."""
+        if self.policy.empty:
+            return []
+        verdicts, plugin_tools = self._verdicts, self._rt.plugin_tool_names
+        out: list[tuple[str, HideReason]] = []
+        for name in names:
+            if name in verdicts:
+                why = verdicts[name]
+            else:
+                why = verdicts[name] = self.policy.reason(name, plugin_tool=name in plugin_tools)
+            if why is not None:
+                out.append((name, why))
+        return out
+
+    def group_hidden(self, group: ToolGroup) -> HideReason | None:
+        """Why the policy hides every tool ``group`` can have, judged by its name prefix."""
+        if self.policy.empty or not group.prefix:
+            return None
+        return self.policy.hides_every_name_with(group.prefix)
+
+    async def plugins_hide(self, ctx: RunContext, tools: Sequence[ToolDescriptor]) -> list[tuple[str, HideReason]]:
+        """The names ``greenroom_hidden_tools`` implementations hide among ``tools``, each
+        with the plugin that named it."""
+        host = self._rt.host
+        if not tools or not host.has_impls("greenroom_hidden_tools"):
+            return []
+        out: list[tuple[str, HideReason]] = []
+        for plugin, names in await host.call_attributed("greenroom_hidden_tools", ctx=ctx, tools=tools):
+            why = HideReason(HiddenBy.PLUGIN, plugin)
+            out.extend((str(n), why) for n in ([names] if isinstance(names, str) else names))
+        return out
+
+    async def scope(self, ctx: RunContext) -> None:
+        """Fill the run's scope: the policy over every source, then the hook (once)."""
+        rt = self._rt
+        universe = self.universe()
+        ctx.scope.hide(self.policy_hides(rt.tools))  # unusable tools too: their problem would name them
+        ctx.scope.hide(self.policy_hides(d.name for d in universe))
+        for g in rt.groups.values():
+            why = self.group_hidden(g)
+            if why is not None:
+                ctx.scope.hide_group(g.id, why)
+        ctx.scope.hide(await self.plugins_hide(ctx, universe))
+
+    async def scope_loaded(self, ctx: RunContext, group: ToolGroup, tools: Sequence[Tool]) -> None:
+        """Judge the tools a group's load brought that its catalog did not name (the hook
+        is called again with only those)."""
+        declared = {d.name for d in group.known}
+        new = [t.descriptor for t in tools if t.descriptor.name not in declared]
+        if new:
+            ctx.scope.hide(self.policy_hides(d.name for d in new))
+            ctx.scope.hide(await self.plugins_hide(ctx, new))
+
+
+def keep_in_scope(ctx: RunContext, draft: RequestDraft) -> None:
+    """Whatever the BeforeInference plugins did, no hidden tool is sent (or offered to a
+    hosted search)."""
+    hidden = ctx.hidden
+    if not hidden:
+        return
+    if any(d.name in hidden for d in draft.tools):
+        log.warning("a plugin put hidden tools in the request; they are not sent")
+        draft.tools[:] = [d for d in draft.tools if d.name not in hidden]
+    if draft.deferred:
+        draft.deferred -= hidden
+
+
+__all__ = ["Scoping", "keep_in_scope"]
