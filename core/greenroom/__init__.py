@@ -89,7 +89,7 @@ if TYPE_CHECKING:
     )
     from greenroom.globs import GlobError, check_glob, glob_matches, matches_any
     from greenroom.policy import HiddenBy, HideReason, ToolPolicy, ToolScope
-    from greenroom.scoped import GroupView, ScopedTools
+    from greenroom.scoped import Catalog, GroupView, ScopedTools
     from greenroom.tools.groups import ToolGroup
     from greenroom.tools.schema_problem import SchemaFault, SchemaProblem
     from greenroom.tools.toolset import ToolSet
@@ -190,6 +190,7 @@ _EXPORTS: dict[str, str] = {
     "ToolPolicy": "greenroom.policy",
     "ToolScope": "greenroom.policy",
     "GroupView": "greenroom.scoped",
+    "Catalog": "greenroom.scoped",
     "ScopedTools": "greenroom.scoped",
     "ToolSet": "greenroom.tools.toolset",
     "SchemaFault": "greenroom.tools.schema_problem",
@@ -256,6 +257,7 @@ __all__ = [
     "ToolPolicy",
     "ToolScope",
     "GroupView",
+    "Catalog",
     "ScopedTools",
     "ToolPlacement",
     "ToolPriors",

@@ -14,7 +14,7 @@ from greenroom.config import AgentConfig
 from greenroom.failures import RunFailure
 from greenroom.models import Usage, supports_native_tool_search
 from greenroom.policy import ToolScope
-from greenroom.scoped import GroupView, ScopedTools, group_views
+from greenroom.scoped import Catalog, GroupView, ScopedTools, group_views
 from greenroom.search import Ranking, ScoredTool, SearchQuery
 from greenroom.state import (
     Scope,
@@ -77,7 +77,8 @@ class RunContext:
     State: ``state`` (this run), ``session_state``, ``profile_state``, and the shared
     vocabulary ``usage`` (calls of this run) and ``priors`` (learned per agent).
     Tools, scoped: ``tools`` (the loaded tools this agent may use),
-    ``visible_descriptors()``, ``groups`` (the tools each group may give it),
+    ``visible_descriptors()``, ``catalog()`` (loaded and not yet loaded, by name),
+    ``groups`` (the tools each group may give it),
     ``group_of``, ``load_group``; ``hidden`` and ``scope`` say what is left out and why.
     The model: ``model_name`` and ``hosted_tool_search``.
     Doing things: ``emit`` an event, ``search`` through the ranking hooks, ``call_hook``
@@ -96,6 +97,7 @@ class RunContext:
         self.usage_total = Usage()
         self._visible: tuple[int, frozenset[str], list[ToolDescriptor]] | None = None
         self._views: tuple[tuple[int, int, frozenset[str], frozenset[str]], dict[str, GroupView]] | None = None
+        self._catalog: tuple[tuple[int, int, frozenset[str], frozenset[str]], Catalog] | None = None
 
     # ---------------------------------------------------------------- identity and state
     @property
@@ -142,6 +144,17 @@ class RunContext:
             visible = [d for d in tools.descriptors() if d.name not in self.hidden]
             cached = self._visible = (tools.version, self.hidden, visible)
         return list(cached[2])
+
+    def catalog(self) -> Catalog:
+        """Every tool this agent may use: the loaded ones, then the tools of groups not
+        loaded yet (from their catalogs), never a hidden or unusable one. The same object
+        until a tool, a group or the scope changes, so plugins can key their own caches
+        on it; built in one pass over the tools when it does."""
+        rt, scope = self._runtime, self.scope
+        key = (rt.tools.version, rt.groups_version, scope.names, scope.groups)
+        if self._catalog is None or self._catalog[0] != key:
+            self._catalog = (key, Catalog.of(self.visible_descriptors(), self.groups.values(), rt.tools.unusable))
+        return self._catalog[1]
 
     @property
     def groups(self) -> Mapping[str, GroupView]:

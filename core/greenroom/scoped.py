@@ -7,8 +7,9 @@ Plugins never get the unscoped objects during a run, so a plugin that forgets to
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
+from typing import overload
 
 import attrs
 
@@ -98,6 +99,49 @@ class GroupView:
         )
 
 
+class Catalog(Sequence[ToolDescriptor]):
+    """Every tool an agent may use in a run, in order (loaded tools first), with a lookup
+    by name. Immutable: a new one is made when something changes."""
+
+    def __init__(self, tools: Sequence[ToolDescriptor], by_name: Mapping[str, ToolDescriptor]) -> None:
+        self._tools = tools
+        self._by_name = by_name
+
+    @classmethod
+    def of(
+        cls, loaded: Iterable[ToolDescriptor], groups: Iterable[GroupView], unusable: Mapping[str, object]
+    ) -> Catalog:
+        by_name: dict[str, ToolDescriptor] = {}
+        for d in loaded:
+            by_name.setdefault(d.name, d)
+        for g in groups:
+            for d in g.known:
+                if d.name not in by_name and d.name not in unusable:
+                    by_name[d.name] = d
+        return cls(tuple(by_name.values()), MappingProxyType(by_name))
+
+    @overload
+    def __getitem__(self, index: int) -> ToolDescriptor: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ToolDescriptor]: ...
+    def __getitem__(self, index: int | slice) -> ToolDescriptor | Sequence[ToolDescriptor]:
+        return self._tools[index]
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[ToolDescriptor]:
+        return iter(self._tools)
+
+    def find(self, name: str) -> ToolDescriptor | None:
+        """The descriptor of the tool named ``name``, or None."""
+        return self._by_name.get(name)
+
+    @property
+    def by_name(self) -> Mapping[str, ToolDescriptor]:
+        return self._by_name
+
+
 def group_views(
     groups: Mapping[str, ToolGroup], hidden: frozenset[str], hidden_groups: frozenset[str]
 ) -> dict[str, GroupView]:
@@ -112,4 +156,4 @@ def group_views(
     return out
 
 
-__all__ = ["GroupView", "ScopedTools", "group_views"]
+__all__ = ["Catalog", "GroupView", "ScopedTools", "group_views"]

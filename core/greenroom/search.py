@@ -1,7 +1,7 @@
 """Tool search vocabulary: the query grammar, scored results, and the keyword ranker.
 
-The tool-search query grammar (``select:a,b``, ``+required words``, plain keywords, empty =
-browse) is parsed here once, so every ranker sees the same ``SearchQuery``. The keyword
+The tool-search query grammar (``select:a,b``, ``group:NAME``, ``+required words``, plain
+keywords, empty = browse) is parsed here once, so every ranker sees the same ``SearchQuery``. The keyword
 ranker is core's fallback; ranking plugins add better rankers and fusion through the
 ``greenroom_rank_tools`` / ``greenroom_search_tools`` hooks.
 """
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence, Set
 from typing import Literal
 
 import attrs
 
 from greenroom.tools import ToolDescriptor
 
-QueryMode = Literal["select", "keywords", "browse"]
+QueryMode = Literal["select", "keywords", "browse", "group"]
 
 _PUNCT = re.compile(r"^[^\w]+|[^\w]+$")
 
@@ -41,6 +41,8 @@ class SearchQuery:
     @classmethod
     def parse(cls, text: str, max_results: int = 5) -> SearchQuery:
         raw = (text or "").strip()
+        if raw.lower().startswith("group:"):  # the names of one group, without schemas
+            return cls(raw, "group", names=(raw[len("group:") :].strip(),), max_results=max_results)
         if raw.lower().startswith("select:"):
             names = tuple(n.strip() for n in raw[len("select:") :].split(",") if n.strip())
             return cls(raw, "select", names=names, max_results=max(max_results, len(names)))
@@ -116,26 +118,31 @@ def keyword_search(query: SearchQuery, candidates: Sequence[ToolDescriptor]) -> 
     return top_band(keyword_scores(query, candidates))[: query.max_results]
 
 
-def resolve_select(names: Sequence[str], available: Sequence[str]) -> tuple[list[str], list[str]]:
+def resolve_select(names: Sequence[str], available: Collection[str]) -> tuple[list[str], list[str]]:
     """Resolve ``select:`` names: exact first, then a unique ``__`` suffix match.
 
+    ``available`` is best a set or a mapping (looked up, not copied); the suffix index is
+    built only when a name is not found as it is.
     Returns (found names in the order asked, names that matched nothing or were ambiguous).
     """
-    exact = set(available)
-    by_suffix: dict[str, list[str]] = {}
-    for name in available:
-        if "__" in name:
-            by_suffix.setdefault(name.split("__", 1)[1], []).append(name)
+    exact = available if isinstance(available, (Set, Mapping)) else set(available)
+    by_suffix: dict[str, list[str]] | None = None
     found: list[str] = []
     missing: list[str] = []
     for name in names:
         if name in exact:
             hit = name
-        elif len(by_suffix.get(name, [])) == 1:
-            hit = by_suffix[name][0]
         else:
-            missing.append(name)
-            continue
+            if by_suffix is None:
+                by_suffix = {}
+                for known in exact:
+                    if "__" in known:
+                        by_suffix.setdefault(known.split("__", 1)[1], []).append(known)
+            if len(by_suffix.get(name, [])) == 1:
+                hit = by_suffix[name][0]
+            else:
+                missing.append(name)
+                continue
         if hit not in found:
             found.append(hit)
     return found, missing

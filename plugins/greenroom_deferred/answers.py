@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Sequence
 
@@ -30,7 +31,8 @@ def found(matched: Sequence[ToolDescriptor], missing: Sequence[str], call_hint: 
 def browse(deferred: Sequence[ToolDescriptor], limit: int) -> tuple[list[ToolDescriptor], str]:
     """An empty query: the first ``limit`` deferred tools (by group, then name), and the
     answer that says how many there are and lists those."""
-    shown = sorted(deferred, key=lambda d: ((d.group or ""), d.name))[:limit]
+    # the first few in order, without sorting a catalog of any size
+    shown = heapq.nsmallest(limit, deferred, key=lambda d: ((d.group or ""), d.name))
     lines = [f"{len(deferred)} deferred tools. Search with keywords to load schemas."]
     lines += [f"{d.name} - {first_line(d.description, 80)}" for d in shown]
     if len(deferred) > len(shown):
@@ -47,10 +49,30 @@ NOTHING_DEFERRED = (
 
 def no_match(query: SearchQuery, deferred: Sequence[ToolDescriptor], missing: Sequence[str], limit: int) -> str:
     """Nothing matched: say what was asked and name what there is, so the model can refine."""
-    names = sorted(d.name for d in deferred)
     what = f"select {', '.join(missing)}" if query.mode == "select" else repr(query.text)
-    shown = names[:limit]
-    if not names:  # a ``select:`` of names that are nowhere, with nothing deferred
+    shown = heapq.nsmallest(limit, (d.name for d in deferred))
+    if not shown:  # a ``select:`` of names that are nowhere, with nothing deferred
         return f"No tools matched {what}. No tool is deferred: every tool you can use is in your tool list."
-    more = f" ... and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+    more = f" ... and {len(deferred) - len(shown)} more" if len(deferred) > len(shown) else ""
     return f"No tools matched {what}. Available deferred tools: {', '.join(shown)}{more}. Refine the query."
+
+
+def group_names(label: str, members: Sequence[ToolDescriptor], limit: int) -> str:
+    """``group:NAME``: the group's tools by name with their first lines (no schemas), at
+    most ``limit`` of them."""
+    shown = members[:limit]
+    lines = [f"Group {label}: {len(members)} tools. Get schemas with select:NAME,NAME or keywords."]
+    lines += [f"{d.name} - {first_line(d.description, 80)}" for d in shown]
+    if len(members) > len(shown):
+        lines.append(f"... and {len(members) - len(shown)} more; search with keywords to narrow down.")
+    return "\n".join(lines)
+
+
+def unknown_group(wanted: str, groups: Sequence[str], domains: Sequence[str], limit: int = 60) -> str:
+    """``group:NAME`` named no group: say which there are (at most ``limit`` of each)."""
+    known = [*groups[:limit], *domains[:limit]]
+    more = len(groups) + len(domains) - len(known)
+    tail = f" ... and {more} more" if more > 0 else ""
+    if not known:
+        return f"There is no group {wanted!r}, and no deferred tool is in a group: search with keywords."
+    return f"There is no group {wanted!r}. Groups: {', '.join(known)}{tail}."

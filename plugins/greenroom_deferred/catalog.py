@@ -1,44 +1,121 @@
-"""The agent's tools as this plugin sees them: loaded tools the agent may use, then the
-tools of groups not loaded yet (from their catalogs), never the plugin's own, and never
-a tool whose parameter schema is invalid (``ToolSet.problem``): it is not listed, found or
-sent, and a call to it gets its problem from the runtime."""
+"""The agent's tools as this plugin sees them, kept between calls.
+
+``ctx.catalog()`` is every tool the agent may use (loaded, then group tools not loaded
+yet; never a hidden or unusable one), and stays the same object until something
+changes. What this plugin derives from it (its tools without the plugin's own, the
+deferred ones of a session, the names each group declares) is kept under that object
+and the session's ``DeferralState.revision``, so a search or a step does not walk a
+100,000-tool catalog again to rebuild the same lists.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from greenroom import RunContext, ToolDescriptor
 from greenroom_deferred.descriptors import OWN_TOOLS
+from greenroom_deferred.state import DeferralState
+
+_KEPT = 8  # derived lists kept per kind: a few runtimes and sessions in one process
 
 
-def agent_tools(ctx: RunContext) -> list[ToolDescriptor]:
-    """Every tool the agent may use: loaded ones, then group tools not loaded yet."""
-    seen: set[str] = set()
-    out: list[ToolDescriptor] = []
-    for d in ctx.visible_descriptors():
-        if d.name not in OWN_TOOLS:
-            out.append(d)
-            seen.add(d.name)
-    unusable = ctx.tools.unusable
-    for g in ctx.groups.values():
-        for d in g.known:
-            if d.name not in seen and d.name not in ctx.hidden and d.name not in unusable:
-                out.append(d)
-                seen.add(d.name)
+class _Memo:
+    """Values derived from objects that do not change (a catalog), kept by identity; the
+    key objects are held, so an id is never reused while its entry lives."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
+
+    def get(self, keys: tuple[Any, ...]) -> Any:
+        hit = self._entries.get(tuple(id(k) for k in keys))
+        if hit is not None and all(a is b for a, b in zip(hit[0], keys, strict=True)):
+            return hit[1]
+        return None
+
+    def put(self, keys: tuple[Any, ...], value: Any) -> Any:
+        if len(self._entries) >= _KEPT:
+            self._entries.pop(next(iter(self._entries)))
+        self._entries[tuple(id(k) for k in keys)] = (keys, value)
+        return value
+
+
+_agent = _Memo()
+_deferred = _Memo()
+_grouped = _Memo()
+
+
+def agent_tools(ctx: RunContext) -> Sequence[ToolDescriptor]:
+    """Every tool the agent may use, the plugin's own left out (the same tuple until the
+    catalog changes)."""
+    catalog = ctx.catalog()
+    hit = _agent.get((catalog,))
+    if hit is None:
+        hit = _agent.put((catalog,), tuple(d for d in catalog if d.name not in OWN_TOOLS))
+    return hit  # type: ignore[no-any-return]
+
+
+def deferred_tools(ctx: RunContext, st: DeferralState) -> Sequence[ToolDescriptor]:
+    """The agent's tools that are deferred in this session (the same list object until the
+    catalog or a placement changes: rankers key their own caches on it)."""
+    tools = agent_tools(ctx)
+    hit = _deferred.get((tools, st))
+    if hit is not None and hit[0] == st.revision:
+        return hit[1]  # type: ignore[no-any-return]
+    out = [d for d in tools if st.is_deferred(d.name)]
+    _deferred.put((tools, st), (st.revision, out))
     return out
 
 
-def grouped_names(ctx: RunContext, *, deferred_only: bool = False) -> set[str]:
+def grouped_names(ctx: RunContext, *, deferred_only: bool = False) -> frozenset[str]:
     """Names every group declares (or only the groups that defer their tools)."""
-    return {d.name for g in ctx.groups.values() if g.defer or not deferred_only for d in g.known}
+    catalog = ctx.catalog()
+    hit = _grouped.get((catalog,))
+    if hit is None:
+        every = frozenset(d.name for g in ctx.groups.values() for d in g.known)
+        deferring = frozenset(d.name for g in ctx.groups.values() if g.defer for d in g.known)
+        hit = _grouped.put((catalog,), (every, deferring))
+    return hit[1] if deferred_only else hit[0]  # type: ignore[no-any-return]
 
 
 def find_descriptor(ctx: RunContext, name: str) -> ToolDescriptor | None:
-    """A tool's descriptor, loaded or from its group's catalog (None for an unusable tool)."""
-    if ctx.tools.problem(name) is not None:
-        return None
-    if name in ctx.tools:
-        return ctx.tools[name].descriptor
-    for g in ctx.groups.values():
-        for d in g.known:
-            if d.name == name:
-                return d
-    return None
+    """A tool's descriptor, loaded or from its group's catalog (None for a tool the agent
+    may not use, or one whose schema is invalid)."""
+    return ctx.catalog().find(name)
+
+
+_domains = _Memo()
+
+
+def _by_group(ctx: RunContext) -> dict[str, list[ToolDescriptor]]:
+    """The agent's tools by their descriptor's group (a tool group's id, or a catalog's
+    domain), in catalog order."""
+    tools = agent_tools(ctx)
+    hit = _domains.get((tools,))
+    if hit is None:
+        out: dict[str, list[ToolDescriptor]] = {}
+        for d in tools:
+            out.setdefault(d.group or "", []).append(d)
+        hit = _domains.put((tools,), out)
+    return hit  # type: ignore[no-any-return]
+
+
+def domains(ctx: RunContext) -> list[str]:
+    """The groups of catalog tools that are not tool groups (a catalog's domains)."""
+    return [g for g in _by_group(ctx) if g and g not in ctx.groups]
+
+
+def group_members(ctx: RunContext, wanted: str) -> tuple[list[ToolDescriptor] | None, str]:
+    """The tools of the group ``wanted`` names (a tool group's id or name, or a domain),
+    and how to call it; None when there is no such group."""
+    views = ctx.groups
+    view = views.get(wanted) or next((g for g in views.values() if g.name == wanted), None)
+    by_group = _by_group(ctx)
+    if view is not None:
+        known = {d.name: d for d in view.known}
+        loaded = {d.name: d for d in by_group.get(view.id, [])}
+        members = [known.get(n) or loaded.get(n) for n in view.tool_names]
+        return [d for d in members if d is not None], f"{view.id} ({view.name})"
+    if wanted in by_group and wanted:
+        return by_group[wanted], wanted
+    return None, wanted

@@ -1,11 +1,23 @@
-"""The system-prompt section that tells the model which deferred tools exist."""
+"""The system-prompt section that tells the model which deferred tools exist.
+
+When the whole listing fits ``listing_budget`` (in the configured style, or with names
+only), it is sent as it is. When it does not, the model still sees the catalog's
+structure: every group (tool groups and servers, then catalog domains) with a one-line
+description and a count, and as many tool names as fit, chosen well: the tools learned
+priors say are used first, then the others spread across groups in turn. It can list a
+whole group's names with ``ToolSearch "group:NAME"`` without paying for schemas. Only a
+budget too small for even the groups' lines leaves a bare count.
+
+The work is bounded by the budget, not by the catalog: no text longer than the budget
+allows is rendered or token-counted whole.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from greenroom import GroupView, ToolDescriptor, count_tokens
+from greenroom import GroupView, ToolDescriptor, count_tokens, count_tokens_upto
 
 SECTION_KEY = "deferred-tools"
 
@@ -29,15 +41,208 @@ def budgeted_listing(
     budget: int,
     hint: str,
     groups: Sequence[GroupView] = (),
+    priority: Mapping[str, float] | None = None,
 ) -> str:
-    """The listing in ``style``, or in the first smaller style that fits ``budget``
-    tokens (0: no limit): an oversized listing would flood the prompt."""
-    text = ""
-    for smaller in STYLES[STYLES.index(style) :]:
-        text = render_listing(deferred, style=smaller, hint=hint, groups=groups)
-        if not budget or count_tokens(text) <= budget:
+    """The listing in ``style`` when it fits ``budget`` tokens (0: no limit), else names
+    only when they fit, else the catalog's structure with as many names as fit
+    (``priority``: tools to name first, by how likely they are used)."""
+    if not budget:
+        return render_listing(deferred, style=style, hint=hint, groups=groups)
+    for whole in STYLES[STYLES.index(style) : STYLES.index("names") + 1]:
+        if _surely_too_long(deferred, groups, whole, budget):
+            continue
+        text = render_listing(deferred, style=whole, hint=hint, groups=groups)
+        if count_tokens_upto(text, budget) is not None:
+            return text
+    return structured_listing(deferred, budget=budget, hint=hint, groups=groups, priority=priority or {})
+
+
+_MAX_CHARS_PER_TOKEN = 8
+"""More characters than this per token no listing reaches (names and prose run at 3-5)."""
+
+
+def _surely_too_long(
+    deferred: Sequence[ToolDescriptor], groups: Sequence[GroupView], style: Style, budget: int
+) -> bool:
+    """Whether the whole listing could not fit, from its length alone: adds up lengths only
+    until it is sure, so a catalog of any size costs at most ``budget`` items."""
+    room = budget * _MAX_CHARS_PER_TOKEN
+    used = 0
+    for g in groups:
+        used += len(g.description) + sum(len(n) + 2 for n in g.tool_names[: room // 2 + 1])
+        if used > room:
+            return True
+    for d in deferred:
+        used += len(d.name) + 2 + (len(d.description) if style == "descriptions" else 0)
+        if used > room:
+            return True
+    return False
+
+
+class _Section:
+    """One group of the structured listing: its line, its names, the names shown."""
+
+    def __init__(self, line: str, names: Sequence[str], extra: str = "") -> None:
+        self.line = line
+        self.names = names
+        self.extra = extra
+        self.shown: list[str] = []
+        self.next = 0  # the position of the next name to offer in turn
+
+    def render(self, out: list[str]) -> None:
+        out.append(self.line)
+        if self.extra:
+            out.append(self.extra)
+        if self.shown:
+            rest = len(self.names) - len(self.shown)
+            out.append("  " + ", ".join(self.shown) + (f", ... (+{rest} more)" if rest else ""))
+
+
+def _sections(deferred: Sequence[ToolDescriptor], groups: Sequence[GroupView]) -> tuple[list[_Section], list[_Section]]:
+    """Tool groups (with their declared names), then catalog domains (deferred tools by
+    their descriptor's group), each in a stable order."""
+    tool_groups = [
+        _Section(
+            f"- `{g.id}` — {g.name}: {first_line(g.description)} ({len(g.tool_names)} tools)",
+            g.tool_names,
+            "  Server instructions: " + first_line(" ".join(g.instructions.split()), 300) if g.instructions else "",
+        )
+        for g in sorted(groups, key=lambda g: g.id)
+    ]
+    by_domain: dict[str, list[str]] = {}
+    for d in deferred:
+        by_domain.setdefault(d.group or "other", []).append(d.name)
+    domains = [_Section(f"- {name} ({len(names)} tools)", names) for name, names in sorted(by_domain.items())]
+    return tool_groups, domains
+
+
+def structured_listing(
+    deferred: Sequence[ToolDescriptor],
+    *,
+    budget: int,
+    hint: str,
+    groups: Sequence[GroupView] = (),
+    priority: Mapping[str, float],
+) -> str:
+    """Every group with its count, and the names that fit ``budget`` tokens."""
+    tool_groups, domains = _sections(deferred, groups)
+    total = len(deferred) + sum(len(g.tool_names) for g in groups)
+    head = [
+        f"Deferred tools (schemas not loaded). {hint}",
+        f"{total} deferred tools in {len(tool_groups) + len(domains)} groups; the names below are a selection. "
+        f'List every name in a group with {SEARCH_TOOL} "group:NAME", or search by keywords.',
+    ]
+    room = budget - _lines_cost(head) - _MARGIN
+    shown_groups, rest = _fit_sections(tool_groups, room - _lines_cost([_GROUPS_TITLE]) if tool_groups else room)
+    room -= _lines_cost([_GROUPS_TITLE]) if shown_groups else 0
+    room -= sum(_lines_cost([s.line, s.extra] if s.extra else [s.line]) for s in shown_groups)
+    shown_domains, rest_domains = _fit_sections(domains, room - (_lines_cost([_DOMAINS_TITLE]) if domains else 0))
+    room -= _lines_cost([_DOMAINS_TITLE]) if shown_domains else 0
+    room -= sum(_lines_cost([s.line]) for s in shown_domains)
+    hidden_groups = rest + rest_domains
+    if hidden_groups:
+        room -= _lines_cost([_more_groups(hidden_groups)])
+    _choose_names([*shown_groups, *shown_domains], room, priority)
+
+    def render() -> str:
+        out = list(head)
+        if shown_groups:
+            out += ["", _GROUPS_TITLE]
+            for sec in shown_groups:
+                sec.render(out)
+        if shown_domains:
+            out += ["", _DOMAINS_TITLE]
+            for sec in shown_domains:
+                sec.render(out)
+        if hidden_groups:
+            out.append(_more_groups(hidden_groups))
+        if not shown_groups and not shown_domains:
+            out.append(f"{total} deferred tools; find them with {SEARCH_TOOL}.")
+        return "\n".join(out)
+
+    text = render()
+    # the parts were counted one by one; the whole is checked once, and names are dropped
+    # from the end while it does not fit
+    for _ in range(8):
+        if count_tokens_upto(text, budget) is not None:
+            return text
+        named = [s for s in (*shown_groups, *shown_domains) if s.shown]
+        if not named:
             break
+        for s in named:
+            del s.shown[max(0, len(s.shown) * 3 // 4) :]
+        text = render()
     return text
+
+
+SEARCH_TOOL = "ToolSearch"
+_MARGIN = 16  # tokens kept free for what per-line counts miss where lines join
+_GROUPS_TITLE = "Tool groups (load a whole group with load_tools(group_id, tool_names?)):"
+_DOMAINS_TITLE = "Other deferred tools, by domain:"
+
+
+def _more_groups(sections: Sequence[_Section]) -> str:
+    names = sum(len(s.names) for s in sections)
+    return f"... and {len(sections)} more groups with {names} tools: search by keywords to find them."
+
+
+def _lines_cost(lines: Sequence[str]) -> int:
+    return sum(count_tokens(line) + 1 for line in lines)
+
+
+def _fit_sections(sections: list[_Section], room: int) -> tuple[list[_Section], list[_Section]]:
+    """The sections whose lines fit ``room`` tokens (the largest first when not all do),
+    kept in their order, and the rest."""
+    cost = [_lines_cost([s.line, s.extra] if s.extra else [s.line]) for s in sections]
+    if sum(cost) <= room:
+        return sections, []
+    keep: set[int] = set()
+    used = 0
+    for i in sorted(range(len(sections)), key=lambda i: -len(sections[i].names)):
+        if used + cost[i] > room:
+            continue
+        keep.add(i)
+        used += cost[i]
+    return [s for i, s in enumerate(sections) if i in keep], [s for i, s in enumerate(sections) if i not in keep]
+
+
+def _choose_names(sections: Sequence[_Section], room: int, priority: Mapping[str, float]) -> None:
+    """Fill ``room`` tokens with names: the likeliest used first, then one per group in
+    turn, so every group shows some."""
+    owner = {}
+    for s in sections:
+        for n in s.names:
+            if n in priority:
+                owner[n] = s
+    line_cost = {id(s): 3 for s in sections}  # the names line's indent, ellipsis and count
+    shown: set[str] = set()
+
+    def take(s: _Section, name: str) -> bool:
+        nonlocal room
+        cost = count_tokens(name) + 1 + (line_cost.pop(id(s), 0))
+        if cost > room:
+            return False
+        room -= cost
+        s.shown.append(name)
+        shown.add(name)
+        return True
+
+    for name in sorted(owner, key=lambda n: (-priority[n], n)):
+        if not take(owner[name], name):
+            return
+    active = [s for s in sections if s.names]
+    while active and room > 0:
+        still = []
+        for s in active:
+            while s.next < len(s.names) and s.names[s.next] in shown:
+                s.next += 1
+            if s.next >= len(s.names):
+                continue
+            if not take(s, s.names[s.next]):
+                return
+            s.next += 1
+            still.append(s)
+        active = still
 
 
 def render_listing(

@@ -139,6 +139,7 @@ class DeferredToolsPlugin(Plugin):
                 agent_tools(ctx), grouped=grouped_names(ctx, deferred_only=True), config=self.config, priors=ctx.priors
             )
             st.modes = plan.modes
+            st.revision += 1
             st.active, st.activation = plan.activation.active, plan.activation.why
             st.savings_tokens, st.savings_chars4 = plan.activation.savings_tokens, plan.activation.savings_chars4
             st.placed = True

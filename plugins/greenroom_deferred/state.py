@@ -93,6 +93,13 @@ class DeferralState:
     placed: bool = False
     strategy: str = ""
     native_order: list[str] = attrs.field(factory=list)
+    revision: int = 0
+    """Bumped whenever ``modes`` changes, so what is derived from it can be kept."""
+
+    def place(self, name: str, placement: Placement) -> None:
+        """Set one tool's placement."""
+        self.modes[name] = placement
+        self.revision += 1
 
     def eager(self) -> list[str]:
         return [n for n, p in self.modes.items() if p.mode == "eager"]
@@ -109,6 +116,7 @@ def forget_hidden(st: DeferralState, hidden: frozenset[str]) -> None:
     """Drop tools the run may not use from a session's placements, discoveries and
     retention, and unfreeze its listing so it is rendered again without them."""
     st.modes = {n: p for n, p in st.modes.items() if n not in hidden}
+    st.revision += 1
     st.discovered = [n for n in st.discovered if n not in hidden]
     st.retention = {n: b for n, b in st.retention.items() if n not in hidden}
     st.native_order = [n for n in st.native_order if n not in hidden]

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from greenroom import RequestDraft, RunContext, SystemSection, ToolDescriptor
-from greenroom_deferred.catalog import agent_tools, find_descriptor, grouped_names
+from greenroom_deferred.catalog import agent_tools, deferred_tools, find_descriptor, grouped_names
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.costs import cost
 from greenroom_deferred.descriptors import DISPATCH_TOOL, LOAD_TOOL, OWN_TOOLS, SEARCH_TOOL
@@ -47,10 +47,16 @@ class Strategy:
     def __init__(self, config: DeferredConfig) -> None:
         self.config = config
         self._sent: tuple[int, list[ToolDescriptor]] | None = None
+        self._listing: tuple[tuple[object, ...], str] | None = None
+        self._eager: tuple[DeferralState, int, list[ToolDescriptor], list[ToolDescriptor]] | None = None
+        self._promoted: tuple[tuple[object, ...], int, list[ToolDescriptor]] | None = None
 
     def forget_sent(self) -> None:
         """Build what is sent again on the next step (the run's scope changed it)."""
         self._sent = None
+        self._listing = None
+        self._eager = None
+        self._promoted = None
 
     # ---------------------------------------------------------------- the steps
     def started_eager(self, st: DeferralState, learned: Mapping[str, float]) -> None:
@@ -89,21 +95,39 @@ class Strategy:
         return [ctx.tools[n].descriptor for n in names if n in ctx.tools]
 
     def eager_tools(self, st: DeferralState, request: RequestDraft) -> list[ToolDescriptor]:
-        # a tool with no placement (one a group loader added undeclared) is sent as is
-        return [d for d in request.tools if d.name not in OWN_TOOLS and not st.is_deferred(d.name)]
+        """The request's tools that are not deferred (a tool with no placement, one a group
+        loader added undeclared, is sent as is). Kept while the request starts with the
+        same tools and no placement changed: comparing two lists runs in C, filtering
+        100,000 tools in Python does not."""
+        cached = self._eager
+        if cached is not None and cached[0] is st and cached[1] == st.revision and cached[2] == request.tools:
+            return list(cached[3])
+        out = [d for d in request.tools if d.name not in OWN_TOOLS and not st.is_deferred(d.name)]
+        self._eager = (st, st.revision, list(request.tools), out)
+        return list(out)
 
     def listing(self, ctx: RunContext, st: DeferralState) -> str:
-        if not st.deferred() and not ctx.groups:
-            return ""
-        grouped = grouped_names(ctx)  # the group section names those already
-        deferred = [d for d in agent_tools(ctx) if st.is_deferred(d.name) and d.name not in grouped]
-        return budgeted_listing(
-            deferred,
-            style=self.config.listing,
-            budget=self.config.listing_budget,
-            hint=self.listing_hint,
-            groups=list(ctx.groups.values()),
-        )
+        """The listing of what is deferred now; rendered again only when the catalog or a
+        placement changed (inject asks every step)."""
+        deferred_all = deferred_tools(ctx, st)
+        key = (ctx.catalog(), deferred_all)  # a new list whenever a placement changes
+        if self._listing is not None and all(a is b for a, b in zip(self._listing[0], key, strict=True)):
+            return self._listing[1]
+        if not deferred_all and not ctx.groups:
+            text = ""
+        else:
+            grouped = grouped_names(ctx)  # the group section names those already
+            deferred = [d for d in deferred_all if d.name not in grouped]
+            text = budgeted_listing(
+                deferred,
+                style=self.config.listing,
+                budget=self.config.listing_budget,
+                hint=self.listing_hint,
+                groups=list(ctx.groups.values()),
+                priority=ctx.priors.p,
+            )
+        self._listing = (key, text)
+        return text
 
     @staticmethod
     def put_listing(request: RequestDraft, text: str) -> None:
@@ -153,7 +177,7 @@ class Inject(Strategy):
             c = cost(d, "tokens")
             if should_redefer(beta, st.step, c.c, c.c_bar, cfg):
                 detail = f"retention: idle {beta.idle_steps(st.step)} steps, upper90 {beta.upper90:.4f}"
-                st.modes[name] = Placement("deferred", PlacementSource.RETENTION, detail)
+                st.place(name, Placement("deferred", PlacementSource.RETENTION, detail))
                 del st.retention[name]
                 ctx.emit(ToolDeferred(step=ctx.step, tool=name, reason=detail))
 
@@ -162,14 +186,15 @@ class Inject(Strategy):
         sent = self.eager_tools(st, request)
         # a session resumed in a new runtime has not re-run its group loaders yet: tools it
         # promoted from a group keep their place from the catalog, and the first call loads
-        # the group implicitly
-        present = {d.name for d in sent} | {d.name for d in own}
-        for name, p in st.modes.items():
-            if p.source is PlacementSource.PROMOTION and name not in present:
-                d = find_descriptor(ctx, name)
-                if d is not None:
-                    sent.append(d)
-        request.tools[:] = sent + own
+        # the group implicitly (worked out again only when a placement or the catalog changed)
+        key = (st, ctx.catalog())
+        kept = self._promoted
+        if kept is None or kept[1] != st.revision or not all(a is b for a, b in zip(kept[0], key, strict=True)):
+            present = {d.name for d in sent} | {d.name for d in own}
+            promoted = [n for n, p in st.modes.items() if p.source is PlacementSource.PROMOTION and n not in present]
+            found = [find_descriptor(ctx, n) for n in promoted]
+            kept = self._promoted = (key, st.revision, [d for d in found if d is not None])
+        request.tools[:] = sent + kept[2] + own
         self.put_listing(request, self.listing(ctx, st))
 
     def observe(self, st: DeferralState, called: set[str]) -> None:
@@ -181,7 +206,7 @@ class Inject(Strategy):
             st.retention[name].last_called = st.step
 
     def _discovered(self, ctx: RunContext, st: DeferralState, name: str, why: str) -> None:
-        st.modes[name] = Placement("eager", PlacementSource.PROMOTION, f"promotion: {why}")
+        st.place(name, Placement("eager", PlacementSource.PROMOTION, f"promotion: {why}"))
         prior = ctx.priors.p.get(name, self.config.retention.default_prior)
         st.retention[name] = BetaState.from_prior(prior, self.config.retention, st.step)
 

@@ -24,7 +24,7 @@ from greenroom import (
     resolve_select,
 )
 from greenroom_deferred import answers
-from greenroom_deferred.catalog import agent_tools
+from greenroom_deferred.catalog import deferred_tools, domains, group_members
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.descriptors import DISPATCH_DESCRIPTOR, DISPATCH_TOOL, LOAD_DESCRIPTOR, search_descriptor
 from greenroom_deferred.events import SearchPerformed
@@ -64,8 +64,10 @@ class ToolSearch(RunTool):
     async def answer(self, run: RunContext, st: DeferralState, args: dict[str, Any]) -> ToolResult:
         limit = int(args.get("max_results") or self.config.max_results)
         query = SearchQuery.parse(str(args.get("query", "")), max_results=limit)
-        catalog = agent_tools(run)
-        deferred = [d for d in catalog if st.is_deferred(d.name)]
+        if query.mode == "group":
+            return self._group(run, st, query)
+        catalog = run.catalog()
+        deferred = deferred_tools(run, st)
         if not deferred and query.mode != "select":
             # every tool is already in the model's list: nothing to rank (``select:`` still
             # answers with schemas by name, deferred or not)
@@ -76,10 +78,10 @@ class ToolSearch(RunTool):
             results = tuple((d.name, 0.0) for d in shown)
             run.emit(SearchPerformed(step=run.step, query="", mode="browse", results=results))
             return ToolResult(text)
-        by_name = {d.name: d for d in catalog}
+        by_name = catalog.by_name
         missing: list[str] = []
         if query.mode == "select":
-            names, missing = resolve_select(query.names, list(by_name))
+            names, missing = resolve_select(query.names, by_name)
             scored = [(n, 1.0) for n in names]
         else:
             ranked, _ = await run.search(query, deferred)
@@ -95,6 +97,15 @@ class ToolSearch(RunTool):
         strategy = self.strategy()
         strategy.promote(run, st, [d.name for d in matched], f"search {query.text!r}")
         return ToolResult(answers.found(matched, missing, strategy.call_hint))
+
+    def _group(self, run: RunContext, st: DeferralState, query: SearchQuery) -> ToolResult:
+        """``group:NAME``: the names (and first lines) of one group's tools, no schemas."""
+        wanted = query.names[0] if query.names else ""
+        members, label = group_members(run, wanted)
+        run.emit(SearchPerformed(step=run.step, query=query.text, mode="group", results=()))
+        if members is None:
+            return ToolResult(answers.unknown_group(wanted, [g.id for g in run.groups.values()], domains(run)))
+        return ToolResult(answers.group_names(label, members, self.config.browse_limit * 4))
 
 
 class LoadTools(RunTool):
@@ -140,7 +151,8 @@ class LoadTools(RunTool):
         if strategy.schemas_in_results:
             out["schemas"] = [available[n].to_json() for n in sorted(names)]
         for n in names:
-            st.modes.setdefault(n, Placement("deferred", PlacementSource.GROUP, f"group {group_id}"))
+            if n not in st.modes:
+                st.place(n, Placement("deferred", PlacementSource.GROUP, f"group {group_id}"))
         strategy.promote(run, st, sorted(names), f"load_tools {group_id}")
         return ToolResult(compact_json(out), is_error=out["error"] is not None and not names)
 

@@ -1,0 +1,107 @@
+"""100,000 tools with default settings: the listing stays within its budget and still shows
+the catalog's structure (every group with a count, names spread across groups, the
+likeliest first); ToolSearch (keywords, ``group:NAME``, ``select:``), load_tools,
+misspelled names and every strategy work, and nothing is token-counted whole."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from greenroom import ToolDescriptor, count_tokens
+from greenroom.models import ModelRequest
+from greenroom.providers.scripted import ScriptedModel
+from greenroom.tools.catalog import CatalogTool
+from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
+from greenroom_deferred.listing import budgeted_listing
+from scale_testutil import scale_catalog
+
+pytestmark = pytest.mark.anyio
+SIZE = 100_000
+BUDGET = DeferredConfig().listing_budget
+
+
+def groups_of(tools: tuple[ToolDescriptor, ...]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for d in tools:
+        out.setdefault(d.group or "", []).append(d.name)
+    return out
+
+
+def test_the_listing_of_100k_tools_fits_its_budget_and_shows_every_group() -> None:
+    tools = scale_catalog(SIZE)
+    liked = tools[12_345].name
+    text = budgeted_listing(tools, style="descriptions", budget=BUDGET, hint="Search.", priority={liked: 0.9})
+    assert count_tokens(text) <= BUDGET
+    by_group = groups_of(tools)
+    for group, names in by_group.items():
+        assert f"- {group} ({len(names)} tools)" in text  # structure, with counts
+    words = set(re.findall(r"[\w-]+", text))
+    shown = {g: sum(1 for n in names if n in words) for g, names in by_group.items()}
+    assert all(count >= 1 for count in shown.values()), "every group shows some of its names"
+    assert sum(shown.values()) > 300  # as many names as fit, not a bare count
+    assert liked in text  # what priors say is used comes first
+    assert 'group:NAME' in text
+
+
+def test_a_budget_too_small_for_every_group_shows_the_largest_and_says_how_many_more() -> None:
+    tools = scale_catalog(SIZE)
+    text = budgeted_listing(tools, style="names", budget=300, hint="Search.")
+    assert count_tokens(text) <= 300
+    assert re.search(r"\.\.\. and \d+ more groups with \d+ tools", text)
+    assert re.search(r"- seal_tools_r\d+ \(4076 tools\)", text)
+
+
+def test_a_small_catalog_is_listed_whole_as_before() -> None:
+    tools = scale_catalog(50)
+    text = budgeted_listing(tools, style="descriptions", budget=BUDGET, hint="Search.")
+    assert "<available-deferred-tools>" in text
+    assert all(d.name in text for d in tools)
+
+
+class Native(ScriptedModel):
+    native_tool_search = True
+
+
+def turns() -> list[dict[str, Any]]:
+    def call(i: str, name: str, **args: Any) -> dict[str, Any]:
+        return {"id": i, "name": name, "arguments": args}
+
+    return [
+        {
+            "tool_calls": [
+                call("kw", "ToolSearch", query="analyze chemical evidence from a crime scene"),
+                call("group", "ToolSearch", query="group:metatool_r7"),
+                call("nogroup", "ToolSearch", query="group:nowhere"),
+                call("select", "ToolSearch", query="select:analyzeEvidence_r7"),
+                call("miss", "analyzeEvidense_r7", evidence_type="DNA"),
+            ]
+        },
+        {"text": "done"},
+    ]
+
+
+@pytest.mark.parametrize("strategy", ["dispatch", "inject", "native"])
+async def test_a_run_over_100k_tools_works_with_every_strategy(make_runtime: Any, strategy: str) -> None:
+    tools = [CatalogTool(d, "scale") for d in scale_catalog(SIZE)]
+    model = (Native if strategy == "native" else ScriptedModel)(turns())
+    plugin = DeferredToolsPlugin(DeferredConfig(strategy=strategy))  # type: ignore[arg-type]
+    rt = make_runtime(model=model, tools=tools, plugins=[plugin])
+    session = rt.session()
+    outcome = await rt.run(session, "find the evidence tool")
+    assert outcome.stop_reason == "final", outcome.error
+    first: ModelRequest = model.requests[0]
+    assert len(first.tools) < 10 or strategy == "native"
+    assert count_tokens(first.system_text) <= BUDGET + 200
+    results = {m.tool_call_id: m.content for m in session.messages if m.role == "tool"}
+    if strategy == "native":
+        assert len(first.deferred) >= SIZE - 10  # the provider searches them on its side
+        return
+    assert "analyzeEvidence_r" in results["kw"]
+    assert results["group"].startswith("Group metatool_r7: 199 tools.") and '"parameters"' not in results["group"]
+    assert "There is no group 'nowhere'" in results["nogroup"]
+    assert json.dumps("analyzeEvidence_r7")[1:-1] in results["select"] and '"parameters"' in results["select"]
+    assert "Did you mean: analyzeEvidence_r7" in results["miss"]
