@@ -20,7 +20,6 @@ Every result, whatever produced it, is cut to ``[agent] max_result_tokens``
 
 from __future__ import annotations
 
-import difflib
 import logging
 import time
 from collections.abc import Sequence
@@ -252,13 +251,15 @@ class HookTimeout(Exception):
 
 
 def _unknown_tool_message(ctx: RunContext, name: str) -> str:
-    pool = [d.name for d in ctx.visible_descriptors()]
-    close = difflib.get_close_matches(name, pool, n=3, cutoff=0.6)
+    from greenroom.suggest import close_in  # loaded on the first unknown name only
+
+    catalog = ctx.catalog()  # what the agent may use, group tools not loaded yet included
+    close = close_in(catalog, name, n=3)
     msg = f"there is no tool named {name!r} available to this agent."
     if close:
         msg += f" Did you mean: {', '.join(close)}?"
-    if len(pool) <= 30:
-        msg += f" Available tools: {', '.join(sorted(pool))}."
+    if len(catalog) <= 30:
+        msg += f" Available tools: {', '.join(sorted(d.name for d in catalog))}."
     return msg
 
 

@@ -11,6 +11,11 @@ blank, no line start, no change between letters and digits: ``"a" * 50_000`` say
 anywhere; each such cut may move the count by about a token, and a text the encoder can
 count whole (under 1,000,000 characters and 200,000 tokens) is then counted whole, so its
 count stays exact.
+
+The encoder is bpe_openai's compiled Rust core, loaded on its own (about 0.05 s): the
+package's Python layer reads and tables every vocabulary when imported (about 0.5 s and
+140 MB), for a tiktoken interface greenroom does not use. ``greenroom.encoder`` keeps that
+layer's counting rules (its limits, its repair of lone surrogates), so counts are the same.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from greenroom.encoder import WHOLE_CHARS, Encoder
 from greenroom.tools import ToolDescriptor
 
 ENCODING = "o200k_base"
@@ -32,7 +38,7 @@ PIECE_CHARS = 50_000
 and no token is shorter than a byte, so a piece yields at most 200,000 tokens: the
 encoder's own limit."""
 
-_WHOLE_CHARS = 1_000_000
+_WHOLE_CHARS = WHOLE_CHARS
 """The encoder refuses texts of this many characters or more."""
 
 _SAFE_CUT = re.compile(
@@ -52,18 +58,16 @@ one costs a few hundred characters of scanning, not a whole piece's."""
 
 
 @functools.lru_cache(maxsize=4)
-def _encoding(name: str) -> Any:
-    import bpe_openai
-
-    return bpe_openai.get_encoding(name)
+def _encoding(name: str) -> Encoder:
+    return Encoder(name)
 
 
 def _encode(piece: str, encoding: str) -> list[int]:
-    return list(_encoding(encoding).encode_ordinary(piece))
+    return _encoding(encoding).encode(piece)
 
 
 def _count_piece(piece: str, encoding: str) -> int:
-    return len(_encoding(encoding).encode_ordinary(piece))
+    return _encoding(encoding).count(piece)
 
 
 def _is_surrogate_pair(text: str, at: int) -> bool:
@@ -177,7 +181,7 @@ def _piece_size(tokens_left: int) -> int:
 def _decoded_chars(tokens: list[int], encoding: str) -> int:
     """Characters of the text ``tokens`` spell; a character cut in two by the token
     boundary is not counted."""
-    return len(_encoding(encoding).decode_bytes(tokens).decode("utf-8", errors="ignore"))
+    return _encoding(encoding).decoded_chars(tokens)
 
 
 def prefix_within(text: str, budget: int, encoding: str = ENCODING) -> tuple[int, int]:

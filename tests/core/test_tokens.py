@@ -3,9 +3,13 @@ error, and bounded work where a bound is all a caller needs."""
 
 from __future__ import annotations
 
+import functools
 import json
 import random
+import subprocess
+import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -22,9 +26,17 @@ from greenroom.tokens import (
 )
 
 
+@functools.lru_cache(maxsize=1)
+def reference() -> Any:
+    """bpe_openai's own tiktoken-style API: slow to load, but none of greenroom's encoder."""
+    import bpe_openai
+
+    return bpe_openai.get_encoding(tokens.ENCODING)
+
+
 def whole(text: str) -> int:
     """The encoder's own count of the whole text, with nothing of greenroom in between."""
-    return len(tokens._encoding(tokens.ENCODING).encode_ordinary(text))
+    return len(reference().encode_ordinary(text))
 
 
 def log_text(chars: int, seed: int = 7) -> str:
@@ -217,6 +229,64 @@ def test_a_prefix_reads_only_as_far_as_the_budget(monkeypatch: pytest.MonkeyPatc
     prefix_within(text, 20_000)
     suffix_within(text, 20_000)
     assert spy.chars < 2 * (8 * 20_000 + PIECE_CHARS) * 3  # the recounts of the kept part included
+
+
+# ----------------------------------------------------------------------- the encoder
+
+# characters the vocabulary spells with tokens that hold part of a character
+SPLIT = st.sampled_from(["\U0001d518", "𓀀", "ꙮ", "🫠", "👨\u200d👩\u200d👧", "龘", "\u0301", " ", "a", "中", "é", "\n"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(SPLIT | TRICKY, min_size=1, max_size=120), data=st.data())
+def test_the_characters_a_run_of_tokens_spells_are_those_of_the_full_api(parts: list[str], data: st.DataObject) -> None:
+    ids = reference().encode_ordinary("".join(parts))
+    lo = data.draw(st.integers(0, len(ids)))
+    hi = data.draw(st.integers(lo, len(ids)))
+    spelt = reference().decode_bytes(ids[lo:hi]).decode("utf-8", errors="ignore")
+    assert tokens._decoded_chars(ids[lo:hi], tokens.ENCODING) == len(spelt)
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(SPLIT | TRICKY, max_size=300))
+def test_counts_and_tokens_are_those_of_the_full_api(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert tokens._encode(text, tokens.ENCODING) == reference().encode_ordinary(text)
+    assert count_tokens(text) == whole(text)
+
+
+def test_the_encoders_own_limits_are_kept() -> None:
+    encoder = tokens._encoding(tokens.ENCODING)
+    with pytest.raises(ValueError):
+        encoder.count("a1" * 150_000)  # 300,000 tokens in 300,000 characters
+    with pytest.raises(ValueError):
+        encoder.count("x " * 500_000)
+    # a surrogate pair is one character to the encoder: this text is then under the limit
+    text = "\ud83d\ude00" * 1_000 + " " + "x" * 998_998
+    assert len(text) > 1_000_000 and encoder.count(text) == whole(text)
+
+
+def test_counting_loads_only_the_compiled_core() -> None:
+    """bpe_openai's Python layer (its tables of every vocabulary) is never imported."""
+    script = (
+        "import sys\n"
+        "from greenroom import count_tokens\n"
+        "assert count_tokens('hello world') == 2\n"
+        "print(sorted(m for m in sys.modules if m.startswith('bpe_openai')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["['bpe_openai._bindings']"]
+
+
+def test_the_full_api_still_works_after_the_core_was_loaded_alone() -> None:
+    script = (
+        "from greenroom import count_tokens\n"
+        "assert count_tokens('hello world') == 2\n"
+        "import bpe_openai\n"
+        "print(len(bpe_openai.get_encoding('o200k_base').encode_ordinary('hello world')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "2"
 
 
 # ----------------------------------------------------------------------- JSON
