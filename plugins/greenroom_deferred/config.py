@@ -63,10 +63,11 @@ class DeferredConfig:
             provider's hosted tool search (Anthropic) and adds no search tool or listing
             of its own; with a model that has no hosted search it works as ``dispatch``.
         listing: How deferred tools are listed in the system prompt: ``descriptions``
-            (name and first line, grouped), ``names``, or ``groups`` (tool counts per
-            group only; the model must search).
-        listing_budget: Most tokens the listing may take; a larger one steps down from
-            descriptions to names to groups to a bare count (0: no limit).
+            (name and first line, grouped), ``names``, or ``groups`` (each group with
+            its count, and names only as far as the budget allows).
+        listing_budget: Most tokens the listing may take (0: no limit). A listing over
+            it steps down to names only, then to every group with its count and as
+            many names as fit (learned priors first, then spread across groups).
         rules: Ordered placement rules; the first match wins.
         default_mode: Mode of a tool that no rule matches.
         never_defer: Tools that always keep their full schema.
