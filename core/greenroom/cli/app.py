@@ -2,20 +2,23 @@
 
 Core commands live in the modules beside this one and register on ``app`` when
 ``greenroom.cli`` is imported; plugins add theirs through ``greenroom_cli_commands``.
+Start-up pays only for what the command asks for: a core command never loads plugins,
+the top-level help lists the plugins' commands from what the last real load recorded
+(``greenroom.cli.surface``), and only a plugin's command, or a name no core command has,
+loads the plugins themselves.
 """
 
 from __future__ import annotations
 
-import inspect
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from greenroom.plugins import PluginRecord, PluginStartError, discover, select_enabled, start
-from greenroom.redact import redact_known
+if TYPE_CHECKING:
+    from greenroom.plugins import PluginRecord
 
 HOOK = "greenroom_cli_commands"
 
@@ -32,6 +35,8 @@ app = typer.Typer(
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
+    from greenroom.redact import redact_known
+
     # messages quote user text and install hints like greenroom[openai]: never markup; and
     # text from servers and SDKs, which may echo a key: every secret greenroom knows is masked
     err_console.print(f"[bold red]error:[/] {escape(redact_known(message))}", highlight=False)
@@ -41,9 +46,22 @@ def fail(message: str, code: int = 2) -> NoReturn:
 def add_plugin_commands(target: typer.Typer, records: list[PluginRecord] | None = None) -> list[str]:
     """Let every enabled, healthy plugin add its subcommands, each in its own try: a plugin
     that fails to start or to add them is reported and skipped. Returns who added some."""
+    added, skipped = _load_plugin_commands(target, records)
+    for reason in skipped:
+        _skipped(reason)
+    return added
+
+
+def _load_plugin_commands(target: typer.Typer, records: list[PluginRecord] | None) -> tuple[list[str], list[str]]:
+    """Who added commands to ``target``, and why each plugin that did not was skipped."""
+    import inspect
+
+    from greenroom.plugins import PluginStartError, discover, select_enabled, start
+
     recs = records if records is not None else discover()
     selection = select_enabled(recs)
     added: list[str] = []
+    skipped: list[str] = []
     for r in recs:
         if not selection.enabled(r.name) or HOOK not in r.hooks():
             continue  # plugins without commands are not started: the CLI starts fast
@@ -53,19 +71,47 @@ def add_plugin_commands(target: typer.Typer, records: list[PluginRecord] | None 
                 answer.close()  # type: ignore[attr-defined]
                 raise TypeError(f"{HOOK} must be a plain 'def', not 'async def'")
         except PluginStartError as exc:
-            _skipped(str(exc))
+            skipped.append(str(exc))
             continue
         except Exception as exc:
-            _skipped(f"plugin {r.name!r} (distribution {r.label}) failed in hook {HOOK}: {type(exc).__name__}: {exc}")
+            failure = f"{type(exc).__name__}: {exc}"
+            skipped.append(f"plugin {r.name!r} (distribution {r.label}) failed in hook {HOOK}: {failure}")
             continue
         added.append(r.name)
-    return added
+    return added, skipped
 
 
 def _skipped(reason: str) -> None:
     err_console.print(f"[yellow]warning:[/] {escape(reason)} (its commands are skipped)", highlight=False)
 
 
+def command_names(target: typer.Typer) -> set[str]:
+    """The names of the commands and groups registered on ``target`` so far."""
+    commands = target.registered_commands
+    names = {typer.main.get_command_name(c.name or c.callback.__name__) for c in commands if c.callback}
+    names.update(g.name for g in target.registered_groups if isinstance(g.name, str))
+    return names
+
+
 def main(argv: list[str] | None = None) -> None:
-    add_plugin_commands(app)
-    app(args=argv if argv is not None else sys.argv[1:], prog_name="greenroom")
+    args = list(argv) if argv is not None else sys.argv[1:]
+    _add_what_is_asked(args)
+    app(args=args, prog_name="greenroom")
+
+
+def _add_what_is_asked(args: list[str]) -> None:
+    """Add to ``app`` what the plugins contribute that this command line needs."""
+    if args and not args[0].startswith("-"):
+        if args[0] not in command_names(app):
+            add_plugin_commands(app)  # a plugin's command, or a name to suggest others for
+        return
+    # no command: the top-level help, or a usage error that prints the usage line
+    from greenroom.cli import surface
+
+    known = surface.cached()
+    if known is None:
+        known = surface.record(app, lambda target: _load_plugin_commands(target, None)[1], command_names(app))
+    else:
+        surface.add_listed(app, known[0])
+    for reason in known[1]:
+        _skipped(reason)

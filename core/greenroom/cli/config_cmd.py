@@ -1,4 +1,6 @@
-"""``greenroom config``: check, show and document configuration files."""
+"""``greenroom config``: check, show and document configuration files.
+
+Each command imports what it uses when it runs: ``greenroom --help`` imports this module."""
 
 from __future__ import annotations
 
@@ -10,8 +12,6 @@ import typer
 from rich.markup import escape
 
 from greenroom.cli.app import app, console, err_console, fail
-from greenroom.config.errors import ConfigError
-from greenroom.plugins import discover
 
 config_app = typer.Typer(help="Check, show and document configuration files.", no_args_is_help=True)
 app.add_typer(config_app, name="config")
@@ -51,6 +51,7 @@ def config_check(
 @config_app.command("show")
 def config_show(path: Annotated[Path, typer.Argument(help="Config file (TOML).")]) -> None:
     """Print the merged configuration (after extends), as JSON."""
+    from greenroom.config.errors import ConfigError
     from greenroom.config.loading import merged_document
 
     try:
@@ -66,6 +67,7 @@ def config_schema(
 ) -> None:
     """Print the JSON Schema of a plugin's section, or of the whole config file."""
     from greenroom.config import core_schema
+    from greenroom.plugins import discover
 
     records = discover()
     healthy = {r.name: r.cls for r in records if r.cls is not None}
@@ -86,6 +88,7 @@ def config_schema(
 def config_reference() -> None:
     """Print the configuration reference (Markdown) generated from every schema."""
     from greenroom.config.reference import render_reference
+    from greenroom.plugins import discover
 
     records = [r for r in discover() if r.distribution == "greenroom"]  # first-party only: stable
     typer.echo(render_reference(records), nl=False)

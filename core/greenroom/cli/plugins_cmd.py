@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from greenroom.cli.app import app, console, err_console
-from greenroom.plugins import PluginRecord, Status, discover, select_enabled, start_failure
 
-_STYLE = {Status.FAILED: "[red]failed[/]", Status.ENABLED: "[green]enabled[/]"}
+if TYPE_CHECKING:
+    from greenroom.plugins import PluginRecord
+
+_STYLE = {"failed": "[red]failed[/]", "enabled": "[green]enabled[/]"}  # by Status value
 
 
 def plugin_rows(records: list[PluginRecord]) -> list[dict[str, Any]]:
     """One row per plugin. Each healthy plugin is also started once with its default
     config, so a constructor that raises shows here rather than in the next run."""
+    from greenroom.plugins import Status, select_enabled, start_failure
+
     selection = select_enabled(records)
     rows: list[dict[str, Any]] = []
     for r in records:
@@ -40,6 +43,10 @@ def plugin_rows(records: list[PluginRecord]) -> list[dict[str, Any]]:
 @app.command("plugins")
 def plugins_cmd(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
     """List installed plugins: name, distribution, version, hooks, status."""
+    from rich.table import Table
+
+    from greenroom.plugins import discover
+
     rows = plugin_rows(discover())
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
@@ -48,7 +55,7 @@ def plugins_cmd(as_json: Annotated[bool, typer.Option("--json", help="Machine-re
     for col in ("name", "distribution", "version", "status", "hooks"):
         table.add_column(col)
     for row in rows:
-        status = _STYLE.get(Status(row["status"]), row["status"])
+        status = _STYLE.get(row["status"], row["status"])
         hooks = ", ".join(h.removeprefix("greenroom_") for h in row["hooks"])
         table.add_row(row["name"], row["distribution"], row["version"], status, hooks)
     console.print(table)

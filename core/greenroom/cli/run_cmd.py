@@ -1,5 +1,7 @@
 """``greenroom inspect`` and ``greenroom run``: the first request, and a run with a live view,
-its session held from load to save, ended cleanly by Ctrl-C."""
+its session held from load to save, ended cleanly by Ctrl-C.
+
+The runtime's modules load when a command runs, not when the command line starts."""
 
 from __future__ import annotations
 
@@ -8,20 +10,14 @@ import json
 import os
 import sys
 import threading
-from asyncio import CancelledError
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import anyio
 import typer
 from rich.text import Text
 
-from greenroom import events as ev
 from greenroom.cli.app import app, console, err_console, fail
-from greenroom.config import ConfigError
-from greenroom.failures import PluginHookError, first_error
-from greenroom.models import ModelError
 
 if TYPE_CHECKING:
     from greenroom.storage import FileInUse
@@ -32,6 +28,7 @@ EXIT_CANCELLED = 130  # 128 + SIGINT: what a shell reports for a command ended b
 
 def _build(path: Path, **kw: Any) -> Any:
     from greenroom.compose import build_runtime
+    from greenroom.config import ConfigError
 
     try:
         return build_runtime(path, **kw)
@@ -47,7 +44,10 @@ def inspect_cmd(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Show what the model would see on the first step: each tool eager or deferred."""
+    import anyio
+
     from greenroom.cli.inspection import inspect_runtime, print_inspection
+    from greenroom.failures import PluginHookError
 
     rt = _build(path)
     try:
@@ -87,7 +87,14 @@ def run_cmd(
     config or session file; 75 the session is in use by another run; 130 cancelled with
     Ctrl-C (the session is saved with everything up to that point).
     """
+    from asyncio import CancelledError
+
+    import anyio
+
+    from greenroom import events as ev
     from greenroom.cli.live import LiveView
+    from greenroom.failures import PluginHookError, first_error
+    from greenroom.models import ModelError
     from greenroom.session import SessionError, SessionOwnerError, held_session, session_path
     from greenroom.storage import FileInUse
 
@@ -153,6 +160,8 @@ def _waiting(wait: float) -> Callable[[FileInUse], None]:
 
 
 async def _drive(rt: Any, sess: Any, user_input: str) -> Any:
+    import anyio
+
     try:
         return await sess.run(user_input)
     finally:
