@@ -149,6 +149,16 @@ class RankingConfig:
     index_parameters: bool = attrs.field(
         default=True, metadata={"description": "Index parameter names and descriptions in bm25."}
     )
+    index_cache: bool = attrs.field(
+        default=True,
+        metadata={
+            "description": (
+                "Keep each catalog's keyword and BM25 indexes under greenroom's state dir (GREENROOM_HOME), "
+                "keyed by a digest of the tools' names, descriptions and schemas and shared by processes, so a "
+                "restart reads them instead of rebuilding."
+            )
+        },
+    )
     embedding_model: str | None = attrs.field(
         default=None,
         metadata={

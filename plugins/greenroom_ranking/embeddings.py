@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 
 from greenroom import ScoredTool, SearchQuery, ToolDescriptor, state_dir
+from greenroom_ranking.catalog import Catalog
 from greenroom_ranking.config import RankingConfig
 from greenroom_ranking.extra import missing_extra
-from greenroom_ranking.index import name_ranks, required_mask, top_scored
+from greenroom_ranking.index import top_scored
 from greenroom_ranking.text import split_identifier
 
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -244,13 +245,12 @@ def _write_matrix(path: Path, matrix: np.ndarray) -> None:
 class EmbeddingIndex:
     """Cosine similarity between the query's embedding and each tool's."""
 
-    def __init__(self, tools: Sequence[ToolDescriptor], config: RankingConfig, emb: Embedder | None = None) -> None:
-        self.names = [t.name for t in tools]
-        self.tools = list(tools)
-        self.ranks = name_ranks(self.names)
+    def __init__(self, catalog: Catalog, config: RankingConfig, emb: Embedder | None = None) -> None:
+        self.names = catalog.names
+        self.ranks = catalog.ranks
         self.embedder = emb or embedder(config.embedding_model)
         self.min_similarity = config.embedding_min_similarity
-        texts = [embedding_text(t, parameters=config.embedding_parameters) for t in tools]
+        texts = [embedding_text(t, parameters=config.embedding_parameters) for t in catalog.tools]
         self.matrix = self.embedder.catalog(texts, use_disk=config.embedding_cache)
 
     def scores(self, query: SearchQuery) -> np.ndarray:
@@ -264,14 +264,13 @@ class EmbeddingIndex:
 
     def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
         scores = self.scores(query)
-        mask = required_mask(self.tools, query, allowed)
-        if mask is not None:
-            scores = np.where(mask, scores, 0.0)
+        if allowed is not None:
+            scores[~allowed] = 0.0
         return top_scored(self.names, scores, depth, self.ranks)
 
 
-def build_embedding(tools: Sequence[ToolDescriptor], config: RankingConfig) -> EmbeddingIndex:
+def build_embedding(catalog: Catalog, config: RankingConfig) -> EmbeddingIndex:
     problem = missing_extra()
     if problem is not None:
         raise ImportError(problem)
-    return EmbeddingIndex(tools, config)
+    return EmbeddingIndex(catalog, config)

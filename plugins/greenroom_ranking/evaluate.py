@@ -165,10 +165,14 @@ def evaluate(
     k: int = 10,
     progress: Callable[[int], None] | None = None,
 ) -> EvalResult:
-    """Build the ranker's index once, then run every query one at a time."""
+    """Build the ranker's index once, then run every query one at a time.
+
+    The build is a real one, timed: not read from the on-disk index cache nor shared with
+    another evaluation in this process (the embedding ranker still reads its own matrix
+    cache, as a restarted process would)."""
     from greenroom_ranking.engine import RankingEngine  # numpy and bm25s: only when something is ranked
 
-    engine = RankingEngine(ranker_config(ranker, config))
+    engine = RankingEngine(attrs.evolve(ranker_config(ranker, config), index_cache=False), shared=False)
     start = time.perf_counter()
     engine.prepare(tools)
     build = time.perf_counter() - start

@@ -1,19 +1,19 @@
-"""What every ranker's index is and the numpy helpers they share.
+"""What every ranker's index is, and how scores become a ranking.
 
-An index is built once over a catalog, then answers queries for any subset of it: the
-candidates of one search arrive as a boolean mask. The lexical rankers and the embedding
-ranker score in numpy and turn scores into ``ScoredTool`` lists the same way, here.
+An index is built once over a catalog (``catalog.Catalog``), then
+answers queries for any subset of it: the candidates of one search, already narrowed to
+tools holding every ``+required`` term, arrive as a boolean mask. Every ranker scores
+the whole catalog in numpy and turns scores into ``ScoredTool`` lists the same way, here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
-from greenroom import ScoredTool, SearchQuery, ToolDescriptor, passes_required
-from greenroom_ranking.config import RankingConfig
+from greenroom import ScoredTool, SearchQuery
 
 
 class Index(Protocol):
@@ -21,42 +21,32 @@ class Index(Protocol):
 
     def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
         """Scored tools (score > 0), best first, ties by name, at most ``depth``; only
-        positions where ``allowed`` is true (None: all) and tools passing ``+required``."""
+        positions where ``allowed`` is true (None: all)."""
         ...
 
 
-Builder = Callable[[Sequence[ToolDescriptor], RankingConfig], Index]
-
-
-def required_mask(tools: Sequence[ToolDescriptor], query: SearchQuery, allowed: np.ndarray | None) -> np.ndarray | None:
-    """Combine the candidate mask with ``+required`` terms (checked only where allowed)."""
-    if not query.required:
-        return allowed
-    mask = np.zeros(len(tools), dtype=bool)
-    positions = range(len(tools)) if allowed is None else np.flatnonzero(allowed)
-    for i in positions:
-        if passes_required(tools[int(i)], query.required):
-            mask[int(i)] = True
-    return mask
-
-
-def name_ranks(names: Sequence[str]) -> np.ndarray:
-    """Each name's position in sorted order, so ties can be broken by name in numpy."""
-    ranks = np.empty(len(names), dtype=np.int64)
-    if names:
-        ranks[np.argsort(np.asarray(names, dtype=str), kind="stable")] = np.arange(len(names))
-    return ranks
-
-
-def top_scored(
-    names: Sequence[str], scores: np.ndarray, depth: int, ranks: np.ndarray | None = None
-) -> list[ScoredTool]:
+def top_scored(names: Sequence[str], scores: np.ndarray, depth: int, ranks: np.ndarray) -> list[ScoredTool]:
     """The best ``depth`` positive scores as ScoredTool: best first, ties broken by name
-    (``ranks`` from ``name_ranks``), as ``greenroom.search.sort_scored`` orders them."""
+    (``ranks``: ``Catalog.ranks``), as ``greenroom.search.sort_scored`` orders them.
+
+    Only the best ``depth`` are sorted: a common word can give half a large catalog a
+    positive score, and sorting all of them would cost more than scoring did.
+    """
     positive = np.flatnonzero(scores > 0)
-    if positive.size == 0:
+    if positive.size == 0 or depth <= 0:
         return []
-    if ranks is None:
-        ranks = name_ranks(names)
-    order = positive[np.lexsort((ranks[positive], -scores[positive]))[:depth]]
-    return [ScoredTool(names[int(i)], float(scores[int(i)])) for i in order]
+    values = scores[positive]
+    if positive.size > depth:
+        # the depth-th best score; everything above it is in, and of the tools tied at it
+        # the first by name fill the rest
+        cut = np.partition(values, positive.size - depth)[positive.size - depth]
+        above = np.flatnonzero(values > cut)
+        tied = np.flatnonzero(values == cut)
+        room = depth - above.size
+        if tied.size > room:
+            tied = tied[np.argpartition(ranks[positive[tied]], room - 1)[:room]]
+        keep = np.concatenate([above, tied])
+        positive, values = positive[keep], values[keep]
+    order = np.lexsort((ranks[positive], -values))
+    chosen = positive[order].tolist()
+    return [ScoredTool(names[i], s) for i, s in zip(chosen, values[order].tolist(), strict=True)]

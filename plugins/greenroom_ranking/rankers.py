@@ -1,78 +1,28 @@
 """The built-in rankers: keyword, bm25, bm25-plain and (with the extra) embedding.
 
-Each ranker is a builder that turns a catalog into an ``Index``; ``BUILDERS`` names them
-for the config's ``rankers`` list. The lexical ones live here, the embedding one in
-``embeddings``.
+A ranker's index is made from *parts*, the structures that are costly to build: the
+catalog's text index (``text``) and BM25 tables (``bm25``, ``bm25-plain``). Parts are
+plain arrays, so ``CatalogCache`` keeps them per catalog in the process and on disk;
+``RANKERS`` says which parts each ranker needs and how its index is made from them.
+``BUILDERS`` builds an index directly, with no cache. The embedding ranker lives in
+``embeddings`` (it keeps its own on-disk matrix).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
 from greenroom import ScoredTool, SearchQuery, ToolDescriptor, normalize_term, top_band
+from greenroom_ranking.catalog import Catalog, CatalogText
 from greenroom_ranking.config import RankingConfig
-from greenroom_ranking.index import Builder, Index, name_ranks, required_mask, top_scored
-from greenroom_ranking.text import analyze, stemmer, stop_words, tool_document
+from greenroom_ranking.index import Index, top_scored
+from greenroom_ranking.text import analyze, analyze_documents, stemmer, stop_words, tool_document
 
 # ----------------------------------------------------------------------------- keyword
-
-
-class _Substrings:
-    """Which tools' texts contain a substring.
-
-    A query term never holds whitespace, so it is in a text exactly when it is in one of
-    the text's whitespace-separated chunks. The index keeps each distinct chunk once
-    (joined in one string, searched at C speed) with the tools it occurs in, so a term
-    costs a scan of the catalog's vocabulary, not a loop over every tool's text.
-    """
-
-    def __init__(self, texts: Sequence[str]) -> None:
-        postings: dict[str, list[int]] = {}
-        for i, text in enumerate(texts):
-            for chunk in dict.fromkeys(text.split()):
-                postings.setdefault(chunk, []).append(i)
-        self.size = len(texts)
-        self.vocab = list(postings)
-        self.blob = "\n".join(self.vocab) + "\n"
-        lengths = [len(c) + 1 for c in self.vocab]
-        self.starts = np.cumsum([0, *lengths[:-1]]).astype(np.int64) if lengths else np.zeros(0, np.int64)
-        sizes = [len(p) for p in postings.values()]
-        self.offsets = np.cumsum([0, *sizes]).astype(np.int64)
-        flat = [i for p in postings.values() for i in p]
-        self.postings = np.asarray(flat, dtype=np.int64)
-
-    def chunks(self, term: str) -> np.ndarray:
-        """Ids of the vocabulary chunks containing ``term``."""
-        count = self.blob.count(term)
-        if count == 0:
-            return np.zeros(0, dtype=np.int64)
-        if count > len(self.vocab) // 16:
-            # a common term: one C-level containment test per chunk beats walking the hits
-            return np.flatnonzero(np.fromiter((term in c for c in self.vocab), dtype=bool, count=len(self.vocab)))
-        blob, find, hits = self.blob, self.blob.find, []
-        i = find(term)
-        while i >= 0:
-            hits.append(i)
-            i = find(term, blob.find("\n", i) + 1)  # next chunk: one hit per chunk is enough
-        return np.searchsorted(self.starts, np.asarray(hits, dtype=np.int64), side="right") - 1
-
-    def mask(self, term: str) -> np.ndarray:
-        out = np.zeros(self.size, dtype=bool)
-        if not term:
-            return out
-        ids = self.chunks(term)
-        if ids.size:
-            lo, hi = self.offsets[ids], self.offsets[ids + 1]
-            lengths = hi - lo
-            total = int(lengths.sum())
-            # gather every posting range [lo, hi) at once
-            index = np.repeat(lo - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
-            out[self.postings[index]] = True
-        return out
 
 
 class KeywordIndex:
@@ -81,33 +31,18 @@ class KeywordIndex:
     query is the tool's name, only tools holding every ``+required`` term; then the top
     band at ``band`` of the best score (``greenroom.search.top_band``).
 
-    It scores every tool at once from substring hits (a test checks it against
-    ``keyword_scores``), so a query costs what its hits cost, not a loop over the
-    catalog. With ``stop_words`` on, stop-word terms ("the", "of", "me") are ignored
-    unless nothing else is left: in a whole sentence they match nearly every tool.
+    It scores from the text index's hits (a test checks it against ``keyword_scores``), so
+    a query costs what its hits cost, not a loop over the catalog. With ``stop_words`` on,
+    stop-word terms ("the", "of", "me") are ignored unless nothing else is left: in a
+    whole sentence they match nearly every tool.
     """
 
-    def __init__(self, tools: Sequence[ToolDescriptor], band: float = 0.5, stop_words: bool = True) -> None:
-        self.names = [t.name for t in tools]
-        self.ranks = name_ranks(self.names)
-        lower = [n.lower() for n in self.names]
-        self.name_text = _Substrings(lower)
-        self.desc_text = _Substrings([t.description.lower() for t in tools])
-        self.exact: dict[str, list[int]] = {}
-        for i, n in enumerate(lower):
-            self.exact.setdefault(n, []).append(i)
+    def __init__(self, catalog: Catalog, text: CatalogText, band: float = 0.5, stop_words: bool = True) -> None:
+        self.text = text
+        self.names = catalog.names
+        self.ranks = catalog.ranks
         self.band = band
         self.stop_words = stop_words
-        self._hits: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-    def hits(self, term: str) -> tuple[np.ndarray, np.ndarray]:
-        """(name contains term, description contains term), cached per term."""
-        got = self._hits.get(term)
-        if got is None:
-            if len(self._hits) > 4096:
-                self._hits.clear()
-            got = self._hits[term] = (self.name_text.mask(term), self.desc_text.mask(term))
-        return got
 
     def terms(self, query: SearchQuery) -> tuple[str, ...]:
         if not self.stop_words:
@@ -119,19 +54,19 @@ class KeywordIndex:
     def scores(self, query: SearchQuery, allowed: np.ndarray | None = None) -> np.ndarray:
         scores = np.zeros(len(self.names), dtype=np.float64)
         for term in self.terms(query):
-            in_name, in_desc = self.hits(term)
-            scores += 3.0 * in_name + (in_desc & ~in_name)
+            in_name, in_desc = self.text.hits(term)
+            # +1 for a description hit, and a name hit lifts that to +3 (2 more) or adds 3
+            described = np.zeros(len(self.names), dtype=bool)
+            described[in_desc] = True
+            scores[in_desc] += 1.0
+            scores[in_name] += 3.0 - described[in_name]
         whole = normalize_term(query.text.replace("+", " ").strip())
         if whole:
-            for i in self.exact.get(whole, ()):
+            for i in self.text.exact(whole):
                 scores[i] += 100.0
-        keep = allowed
-        for req in query.required:
-            in_name, in_desc = self.hits(req)
-            both = in_name | in_desc
-            keep = both if keep is None else keep & both
+        keep = self.text.required(query.required, allowed)
         if keep is not None:
-            scores = np.where(keep, scores, 0.0)
+            scores[~keep] = 0.0
         return scores
 
     def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
@@ -140,97 +75,190 @@ class KeywordIndex:
         return top_band(top_scored(self.names, self.scores(query, allowed), depth, self.ranks), self.band)
 
 
-def build_keyword(tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
-    return KeywordIndex(tools, config.keyword_band, config.keyword_stop_words)
-
-
 # ----------------------------------------------------------------------------- bm25
 
 
 @attrs.define
+class BM25Table:
+    """bm25s' precomputed scores: token ``t`` (``vocab[token]``) adds ``data[k]`` to tool
+    ``indices[k]`` for ``k`` in ``indptr[t]:indptr[t + 1]``. Scoring adds them exactly as
+    bm25s does (float32, token by token), so rankings match bm25s' own."""
+
+    vocab: dict[str, int]
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    size: int
+
+    @classmethod
+    def build(cls, docs: list[list[str]], k1: float, b: float) -> BM25Table:
+        if not docs:  # bm25s cannot index an empty corpus (it takes max() of its empty vocabulary)
+            return cls({}, np.zeros(0, np.float32), np.zeros(0, np.int32), np.zeros(1, np.int64), 0)
+        import bm25s
+
+        retriever = bm25s.BM25(k1=k1, b=b)
+        retriever.index(docs, show_progress=False)
+        s = retriever.scores
+        columns = len(s["indptr"]) - 1
+        # bm25s adds an empty token after indexing, with no column: no query holds it
+        vocab = {t: i for t, i in retriever.vocab_dict.items() if i < columns}
+        return cls(vocab, s["data"], s["indices"], s["indptr"], int(s["num_docs"]))
+
+    def scores(self, tokens: Sequence[str]) -> np.ndarray | None:
+        """Each tool's score for these (distinct) tokens; None when none is indexed."""
+        ids = [self.vocab[t] for t in tokens if t in self.vocab]
+        if not ids:
+            return None
+        scores = np.zeros(self.size, dtype=np.float32)
+        for t in ids:
+            start, end = self.indptr[t], self.indptr[t + 1]
+            np.add.at(scores, self.indices[start:end], self.data[start:end])
+        return scores
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        tokens = "\n".join(self.vocab).encode("utf-8", "surrogatepass")  # tokens hold no whitespace
+        return {
+            "tokens": np.frombuffer(tokens, dtype=np.uint8),
+            "token_ids": np.fromiter(self.vocab.values(), dtype=np.int64, count=len(self.vocab)),
+            "data": self.data,
+            "indices": self.indices,
+            "indptr": self.indptr,
+            "size": np.asarray([self.size], dtype=np.int64),
+        }
+
+    @classmethod
+    def from_arrays(cls, catalog: Catalog, arrays: Mapping[str, np.ndarray]) -> BM25Table:
+        ids = arrays["token_ids"]
+        text = arrays["tokens"].tobytes().decode("utf-8", "surrogatepass")
+        tokens = text.split("\n") if len(ids) else []
+        data, indices, indptr = arrays["data"], arrays["indices"], arrays["indptr"]
+        size = int(arrays["size"][0])
+        if size != len(catalog) or len(tokens) != len(ids) or len(data) != len(indices):
+            raise ValueError("stored BM25 table does not fit the catalog")
+        if len(indptr) < 1 or int(indptr[-1]) != len(data) or (len(ids) and int(ids.max()) >= len(indptr) - 1):
+            raise ValueError("stored BM25 table is malformed")
+        if len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= size):
+            raise ValueError("stored BM25 table points past the catalog")
+        return cls(dict(zip(tokens, ids.tolist(), strict=True)), data, indices, indptr, size)
+
+
 class BM25Index:
-    """BM25 (bm25s) over analysed tool documents; queries go through the same analysis."""
+    """BM25 over analysed tool documents; queries go through the same analysis."""
 
-    names: list[str]
-    tools: Sequence[ToolDescriptor]
-    retriever: Any
-    stem: bool = True
-    ranks: np.ndarray = attrs.field(init=False)
-
-    def __attrs_post_init__(self) -> None:
-        self.ranks = name_ranks(self.names)
+    def __init__(self, catalog: Catalog, table: BM25Table) -> None:
+        self.names = catalog.names
+        self.ranks = catalog.ranks
+        self.table = table
 
     def query_tokens(self, text: str) -> list[str]:
         """The query analysed the way the documents were."""
-        return analyze(text, stem=self.stem)
+        return analyze(text)
 
     def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
-        if self.retriever is None:  # an empty catalog
+        scores = self.table.scores(list(dict.fromkeys(self.query_tokens(" ".join(query.terms)))))
+        if scores is None:
             return []
-        tokens = list(dict.fromkeys(self.query_tokens(" ".join(query.terms))))
-        ids = self.retriever.get_tokens_ids(tokens)
-        if not ids:
-            return []
-        scores = self.retriever.get_scores_from_ids(ids)
-        mask = required_mask(self.tools, query, allowed)
-        if mask is not None:
-            scores = np.where(mask, scores, 0.0)
+        if allowed is not None:
+            scores[~allowed] = 0.0
         return top_scored(self.names, scores, depth, self.ranks)
 
 
-def _bm25(docs: list[list[str]], k1: float, b: float) -> Any:
-    if not docs:
-        return None  # bm25s cannot index an empty corpus (it takes max() of its empty vocabulary)
-    import bm25s
-
-    retriever = bm25s.BM25(k1=k1, b=b)
-    retriever.index(docs, show_progress=False)
-    return retriever
-
-
-def build_bm25(tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
-    docs = [
-        analyze(tool_document(t, name_weight=config.name_weight, params=config.index_parameters)) or [""] for t in tools
-    ]
-    return BM25Index([t.name for t in tools], list(tools), _bm25(docs, config.bm25_k1, config.bm25_b))
-
-
-@attrs.define
 class PlainBM25Index(BM25Index):
     """The baseline: bm25s' own tokenizer (``\\b\\w\\w+\\b``, English stop words, Snowball
     stemmer) over ``name description``, names not split, parameters not indexed."""
 
     def query_tokens(self, text: str) -> list[str]:
-        return _plain_tokens(text)
+        return _plain_tokens([text])[0]
 
 
-def _plain_tokens(text: str) -> list[str]:
+def _plain_tokens(texts: list[str]) -> list[list[str]]:
     import bm25s
 
-    out = bm25s.tokenize([text], stopwords="en", stemmer=stemmer(), return_ids=False, show_progress=False)
-    return list(out[0]) if out else []
+    out = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer(), return_ids=False, show_progress=False)
+    return [list(d) for d in out] if texts else []
 
 
-def build_plain_bm25(tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
-    import bm25s
-
-    texts = [f"{t.name} {t.description}" for t in tools]
-    docs = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer(), return_ids=False, show_progress=False)
-    docs = [list(d) or [""] for d in docs]
-    return PlainBM25Index([t.name for t in tools], list(tools), _bm25(docs, config.bm25_k1, config.bm25_b))
+def _bm25_documents(catalog: Catalog, config: RankingConfig) -> list[list[str]]:
+    texts = [tool_document(t, name_weight=config.name_weight, params=config.index_parameters) for t in catalog.tools]
+    return [d or [""] for d in analyze_documents(texts)]
 
 
-def build_embedding(tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
+def _plain_documents(catalog: Catalog, config: RankingConfig) -> list[list[str]]:
+    return [d or [""] for d in _plain_tokens([f"{t.name} {t.description}" for t in catalog.tools])]
+
+
+# ----------------------------------------------------------------------------- registry
+
+
+@attrs.frozen
+class Part:
+    """A costly structure of a catalog: what its build reads from the config (its cache
+    key), how to build it, and how to read it back from stored arrays."""
+
+    settings: Callable[[RankingConfig], tuple[Any, ...]]
+    build: Callable[[Catalog, RankingConfig], Any]
+    load: Callable[[Catalog, Mapping[str, np.ndarray]], Any]
+
+
+def _table(documents: Callable[[Catalog, RankingConfig], list[list[str]]]) -> Callable[[Catalog, RankingConfig], Any]:
+    return lambda catalog, config: BM25Table.build(documents(catalog, config), config.bm25_k1, config.bm25_b)
+
+
+PARTS: dict[str, Part] = {
+    "text": Part(lambda c: (), lambda catalog, _c: CatalogText.build(catalog), CatalogText.from_arrays),
+    "bm25": Part(
+        lambda c: (c.bm25_k1, c.bm25_b, c.name_weight, c.index_parameters),
+        _table(_bm25_documents),
+        BM25Table.from_arrays,
+    ),
+    "bm25-plain": Part(lambda c: (c.bm25_k1, c.bm25_b), _table(_plain_documents), BM25Table.from_arrays),
+}
+
+
+@attrs.frozen
+class Ranker:
+    """The parts a ranker's index is made from, the settings it reads, and how it is made."""
+
+    parts: tuple[str, ...]
+    settings: Callable[[RankingConfig], tuple[Any, ...]]
+    make: Callable[[Catalog, RankingConfig, Mapping[str, Any]], Index]
+
+
+def _embedding(catalog: Catalog, config: RankingConfig, _parts: Mapping[str, Any]) -> Index:
     # imported on first use: a runtime with lexical rankers only never pays for the
     # embedding module and what it loads (tens of ms at every start)
-    from greenroom_ranking.embeddings import build_embedding as build
+    from greenroom_ranking.embeddings import build_embedding
 
-    return build(tools, config)
+    return build_embedding(catalog, config)
 
 
-BUILDERS: dict[str, Builder] = {
-    "keyword": build_keyword,
-    "bm25": build_bm25,
-    "bm25-plain": build_plain_bm25,
-    "embedding": build_embedding,
+RANKERS: dict[str, Ranker] = {
+    "keyword": Ranker(
+        ("text",),
+        lambda c: (c.keyword_band, c.keyword_stop_words),
+        lambda cat, c, parts: KeywordIndex(cat, parts["text"], c.keyword_band, c.keyword_stop_words),
+    ),
+    "bm25": Ranker(("bm25",), PARTS["bm25"].settings, lambda cat, _c, parts: BM25Index(cat, parts["bm25"])),
+    "bm25-plain": Ranker(
+        ("bm25-plain",), PARTS["bm25-plain"].settings, lambda cat, _c, p: PlainBM25Index(cat, p["bm25-plain"])
+    ),
+    "embedding": Ranker(
+        (),
+        lambda c: (c.embedding_model, c.embedding_parameters, c.embedding_min_similarity, c.embedding_cache),
+        _embedding,
+    ),
 }
+
+
+def build_index(ranker: str, tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
+    """The ranker's index over ``tools``, built now with no cache."""
+    catalog = Catalog(tools)
+    spec = RANKERS[ranker]
+    return spec.make(catalog, config, {p: PARTS[p].build(catalog, config) for p in spec.parts})
+
+
+def _builder(ranker: str) -> Callable[[Sequence[ToolDescriptor], RankingConfig], Index]:
+    return lambda tools, config: build_index(ranker, tools, config)
+
+
+BUILDERS: dict[str, Callable[[Sequence[ToolDescriptor], RankingConfig], Index]] = {n: _builder(n) for n in RANKERS}

@@ -10,9 +10,13 @@ bm25s' English list.
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
 import re
+import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeGuard
 
 from greenroom import ToolDescriptor
 
@@ -109,9 +113,29 @@ _EXTRA_STOP = (
 @functools.lru_cache(maxsize=1)
 def stop_words() -> frozenset[str]:
     """English stop words (bm25s' list and conversational fillers)."""
-    from bm25s.stopwords import STOPWORDS_EN
+    return frozenset(_bm25s_stop_words()) | frozenset(_EXTRA_STOP)
 
-    return frozenset(STOPWORDS_EN) | frozenset(_EXTRA_STOP)
+
+def _bm25s_stop_words() -> Iterable[str]:
+    """bm25s' English list, read from its module file without importing the package: the
+    package brings scipy (about 0.15 s), which a process that reads its indexes from disk
+    and ranks with numpy never needs."""
+    loaded = sys.modules.get("bm25s.stopwords")
+    if loaded is None:
+        try:
+            package = importlib.util.find_spec("bm25s")
+            origin = package.origin if package is not None else None
+            spec = importlib.util.spec_from_file_location(
+                "greenroom_ranking._bm25s_stopwords", Path(origin).with_name("stopwords.py") if origin else ""
+            )
+            if spec is None or spec.loader is None:
+                raise ImportError("bm25s.stopwords not found")
+            loaded = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(loaded)
+        except (ImportError, OSError):
+            loaded = importlib.import_module("bm25s.stopwords")
+    words: Iterable[str] = loaded.STOPWORDS_EN
+    return words
 
 
 @functools.lru_cache(maxsize=1)
@@ -145,6 +169,26 @@ def analyze(text: str, *, stem: bool = True) -> list[str]:
     return toks
 
 
+def analyze_documents(texts: Iterable[str], *, stem: bool = True) -> list[list[str]]:
+    """``analyze`` of each text, each distinct word analysed once: a catalog's documents
+    share most of their words, and stemming is per word."""
+    stop = stop_words()
+    stem_words = stemmer().stemWords
+    memo: dict[str, list[str]] = {}
+    out: list[list[str]] = []
+    for text in texts:
+        tokens: list[str] = []
+        for chunk in _WORD.findall(text):
+            got = memo.get(chunk)
+            if got is None:
+                lowered = (p.lower() for p in _CAMEL.findall(chunk) or [chunk])
+                kept = [w for w in lowered if w not in stop and len(w) > 1]
+                got = memo[chunk] = list(stem_words(kept)) if stem and kept else kept
+            tokens.extend(got)
+        out.append(tokens)
+    return out
+
+
 def keywords_form(text: str, n: int = 4) -> str:
     """A keywords-only form of a request: its first ``n`` content words, the way a model
     writes a ToolSearch query ("Tell me the water quality of the lake." -> "water quality lake")."""
@@ -160,20 +204,26 @@ def keywords_form(text: str, n: int = 4) -> str:
     return " ".join(out)
 
 
+def _mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    # schemas are dicts: the exact type test spares the abstract-class check, which costs
+    # more than the rest of a catalog's document building
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _param_text(parameters: Mapping[str, Any] | None, depth: int = 0) -> Iterable[str]:
-    if not isinstance(parameters, Mapping) or depth > 3:
+    if not _mapping(parameters) or depth > 3:
         return
     props = parameters.get("properties")
-    if isinstance(props, Mapping):
+    if _mapping(props):
         for pname, spec in props.items():
             yield " ".join(split_identifier(str(pname)))
-            if isinstance(spec, Mapping):
+            if _mapping(spec):
                 desc = spec.get("description")
                 if isinstance(desc, str):
                     yield desc
                 yield from _param_text(spec, depth + 1)
                 items = spec.get("items")
-                if isinstance(items, Mapping):
+                if _mapping(items):
                     yield from _param_text(items, depth + 1)
 
 

@@ -18,6 +18,7 @@ from gr_testutil import DATASETS
 from greenroom import ScoredTool, SearchQuery, ToolDescriptor
 from greenroom.config import ConfigError, structure_plugin_config
 from greenroom_ranking import HYBRID_SETTINGS, RankingConfig, RankingEngine, SearchRankingPlugin
+from greenroom_ranking.cache import forget
 from greenroom_ranking.embeddings import embedder, embedding_text
 from greenroom_ranking.extra import missing_extra
 
@@ -103,6 +104,7 @@ def test_catalog_matrix_is_cached_on_disk_and_invalidated_by_a_changed_descripti
 
     # a restarted process: nothing remembered in memory, same catalog -> read from disk
     emb.forget()
+    forget()  # nor the catalog's indexes, which engines in one process share
     engine = embedding_only()
     engine.prepare(list(tools))
     assert emb.texts_encoded == encoded + 3

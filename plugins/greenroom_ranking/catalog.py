@@ -1,0 +1,148 @@
+"""The catalog a generation of indexes is built over, its digest, and its searchable text.
+
+A ``Catalog`` holds each tool once (the last descriptor of a name wins, at the place of
+the first), with each name's rank in sorted order, so ties are broken by name with no
+per-search sort of names. Its ``digest`` covers everything ranking reads (names,
+descriptions, parameter schemas, in order): the key of its indexes in this process and
+on disk. ``CatalogText`` answers which tools' names and descriptions contain a term, for
+the keyword ranker and for ``+required`` filtering.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from greenroom import ToolDescriptor
+from greenroom_ranking.substrings import SubstringIndex
+
+DIGEST_VERSION = b"greenroom-ranking-catalog-1"
+
+
+def catalog_digest(tools: Sequence[ToolDescriptor]) -> str:
+    """A hash of every tool's name, description and parameter schema, in order."""
+    digest = hashlib.sha256(DIGEST_VERSION)
+    # one join and one serialisation for the whole catalog: a call per tool would cost
+    # more than the hashing; each text led by its length keeps ("ab", "c") apart from ("a", "bc")
+    texts = "".join(f"{len(t.name)}:{t.name}{len(t.description)}:{t.description}" for t in tools)
+    digest.update(texts.encode("utf-8", "surrogatepass"))
+    schemas = [t.parameters for t in tools]
+    try:
+        text = json.dumps(schemas, ensure_ascii=True, default=repr)
+    except (TypeError, ValueError):  # keys json cannot order or a cycle: still a stable text
+        text = repr(schemas)
+    digest.update(b"\x02" + text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+class Catalog:
+    """Tools, one per name, with the indexes built over them (see the module doc)."""
+
+    def __init__(self, tools: Iterable[ToolDescriptor]) -> None:
+        by_name = {t.name: t for t in tools}
+        self.tools: tuple[ToolDescriptor, ...] = tuple(by_name.values())
+        self.names: list[str] = list(by_name)
+        self.position: dict[str, int] = dict(zip(self.names, range(len(self.names)), strict=True))
+        self.parts: dict[str, Any] = {}  # costly structures, by part key
+        self.indexes: dict[tuple[Any, ...], Any] = {}  # rankers' indexes, by ranker and settings
+        self.lock = threading.RLock()
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        return catalog_digest(self.tools)
+
+    @functools.cached_property
+    def ranks(self) -> np.ndarray:
+        """Each tool's position in name order (``greenroom.search.sort_scored``'s tie-break)."""
+        ranks = np.empty(len(self.names), dtype=np.int64)
+        if self.names:
+            ranks[np.argsort(np.asarray(self.names, dtype=str), kind="stable")] = np.arange(len(self.names))
+        return ranks
+
+
+class CatalogText:
+    """Which tools' lowercase names and descriptions contain a term.
+
+    Term hits are remembered (most queries share words with earlier ones), up to a bound
+    on the ids held, so a long-lived process over a large catalog does not grow without
+    limit.
+    """
+
+    HITS_LIMIT = 4_000_000
+    """Tool ids remembered for term hits (int64: 32 MB)."""
+
+    def __init__(self, names: Sequence[str], name_index: SubstringIndex, description_index: SubstringIndex) -> None:
+        self.names = names
+        self.name_index = name_index
+        self.description_index = description_index
+        self.size = name_index.size
+        self._hits: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._held = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def build(cls, catalog: Catalog) -> CatalogText:
+        return cls(
+            catalog.names,
+            SubstringIndex.build([n.lower() for n in catalog.names]),
+            SubstringIndex.build([t.description.lower() for t in catalog.tools]),
+        )
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {**self.name_index.to_arrays("name"), **self.description_index.to_arrays("description")}
+
+    @classmethod
+    def from_arrays(cls, catalog: Catalog, arrays: Mapping[str, np.ndarray]) -> CatalogText:
+        names = SubstringIndex.from_arrays(arrays, "name")
+        descriptions = SubstringIndex.from_arrays(arrays, "description")
+        if names.size != len(catalog) or descriptions.size != len(catalog):
+            raise ValueError("stored text index is for another catalog size")
+        return cls(catalog.names, names, descriptions)
+
+    def hits(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """(ids of tools whose name contains ``term``, ids whose description does)."""
+        got = self._hits.get(term)
+        if got is None:
+            got = (self.name_index.ids(term), self.description_index.ids(term))
+            with self._lock:
+                held = got[0].size + got[1].size
+                if self._held + held > self.HITS_LIMIT:
+                    self._hits.clear()
+                    self._held = 0
+                self._hits[term] = got
+                self._held += held
+        return got
+
+    def contains(self, term: str) -> np.ndarray:
+        """Mask of tools whose name or description contains ``term`` (``passes_required``)."""
+        mask = np.zeros(self.size, dtype=bool)
+        in_name, in_description = self.hits(term)
+        mask[in_name] = True
+        mask[in_description] = True
+        return mask
+
+    def required(self, terms: Sequence[str], allowed: np.ndarray | None) -> np.ndarray | None:
+        """``allowed`` narrowed to tools holding every term (None: every tool, no terms)."""
+        for term in terms:
+            has = self.contains(term)
+            allowed = has if allowed is None else allowed & has
+        return allowed
+
+    def exact(self, text: str) -> list[int]:
+        """Positions of tools whose lowercase name is ``text``."""
+        pieces = text.split()
+        if not pieces:
+            return []
+        chunk = self.name_index.exact_chunk(pieces[0])
+        if chunk is None:
+            return []
+        return [i for i in self.name_index.postings_of(chunk).tolist() if self.names[i].lower() == text]

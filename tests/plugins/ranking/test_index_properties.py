@@ -1,0 +1,99 @@
+"""Properties of the index machinery, on random catalogs: the substring index finds what
+``in`` finds, the keyword ranker scores what core's ``keyword_scores`` scores, the cut
+to the best results orders as ``sort_scored`` does, and a search over a subset of the
+catalog is the whole catalog's ranking restricted to the subset."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from greenroom import ScoredTool, SearchQuery, ToolDescriptor, sort_scored
+from greenroom.search import keyword_scores
+from greenroom_ranking import RankingConfig, RankingEngine
+from greenroom_ranking.cache import forget
+from greenroom_ranking.index import top_scored
+from greenroom_ranking.rankers import BUILDERS
+from greenroom_ranking.substrings import SubstringIndex
+
+PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+# short words from a small alphabet (accents, CJK, an astral character, separators), so
+# terms often hit, overlap and cross UTF-8 byte boundaries
+letters = st.sampled_from(list("abcaé中𝄞_-.Q"))
+words = st.text(letters, min_size=1, max_size=11)
+texts = st.lists(words, max_size=5).map(" ".join)
+terms = st.text(letters, min_size=1, max_size=12)
+
+
+@PROPERTY
+@given(st.lists(texts, max_size=25), st.lists(terms, min_size=1, max_size=6))
+def test_the_substring_index_finds_what_in_finds(corpus: list[str], probes: list[str]) -> None:
+    built = SubstringIndex.build(corpus)
+    stored = SubstringIndex.from_arrays(built.to_arrays("x"), "x")
+    for term in [*probes, *(w for t in corpus for w in t.split()[:1])]:
+        expected = [i for i, text in enumerate(corpus) if term in text]
+        assert built.ids(term).tolist() == expected
+        assert stored.ids(term).tolist() == expected
+        exact = built.exact_chunk(term)
+        vocab = list(dict.fromkeys(w for text in corpus for w in text.split()))
+        assert exact == (vocab.index(term) if term in vocab else None)
+
+
+VOCAB = ["issue", "git", "create", "mail", "e", "city", "weather", "text", "quality", "xyz", "Ünï", "中文"]
+names_ = st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3).map("_".join)
+descriptions = st.lists(st.sampled_from([*VOCAB, "The", "of", "GitHub"]), max_size=6).map(" ".join)
+
+
+@st.composite
+def catalogs(draw: st.DrawFn, max_size: int = 30) -> list[ToolDescriptor]:
+    names = draw(st.lists(names_, min_size=1, max_size=max_size, unique=True))
+    return [ToolDescriptor(n, draw(descriptions)) for n in names]
+
+
+queries = st.lists(st.sampled_from([*VOCAB, "+git", "+e", "the", "create_issue"]), min_size=1, max_size=4).map(" ".join)
+
+
+@PROPERTY
+@given(catalogs(), queries)
+def test_the_keyword_ranker_scores_as_core_does(tools: list[ToolDescriptor], text: str) -> None:
+    index = BUILDERS["keyword"](tools, RankingConfig(keyword_band=0.0, keyword_stop_words=False))
+    query = SearchQuery.parse(text, max_results=100)
+    expected = [(s.name, s.score) for s in keyword_scores(query, tools)]
+    assert [(s.name, s.score) for s in index.search(query, None, 100)] == expected
+    whole = tools[0].name  # the whole query is a tool's name: +100
+    assert index.search(SearchQuery.parse(whole), None, 1)[0].name == whole
+
+
+@PROPERTY
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, -1.0]), max_size=60), st.integers(1, 20), st.randoms())
+def test_the_best_results_are_ordered_as_sort_scored_orders_them(scores: list[float], depth: int, rnd: object) -> None:
+    names = [f"tool_{i:03d}" for i in range(len(scores))]
+    rnd.shuffle(names)  # type: ignore[attr-defined]
+    ranks = np.empty(len(names), dtype=np.int64)
+    ranks[np.argsort(np.asarray(names, dtype=str))] = np.arange(len(names))
+    expected = sort_scored([ScoredTool(n, s) for n, s in zip(names, scores, strict=True) if s > 0])[:depth]
+    assert top_scored(names, np.asarray(scores), depth, ranks) == expected
+
+
+@PROPERTY
+@given(catalogs(), st.data())
+def test_a_search_over_a_subset_is_the_whole_ranking_restricted_to_it(
+    tools: list[ToolDescriptor], data: st.DataObject
+) -> None:
+    forget()  # an earlier example may have made this very catalog
+    engine = RankingEngine(RankingConfig(keyword_band=0.0, depth=1000, index_cache=False))
+    keep = data.draw(st.lists(st.booleans(), min_size=len(tools), max_size=len(tools)))
+    subset = [t for t, k in zip(tools, keep, strict=True) if k]
+    kept = {t.name for t in subset}
+    engine.prepare(tools)  # the index is the whole catalog's
+    for _ in range(3):
+        query = SearchQuery.parse(data.draw(queries), max_results=100)
+        whole = engine.rank(query, tools)
+        part = engine.rank(query, subset)
+        for w, p in zip(whole.parts, part.parts, strict=True):
+            assert list(p.results) == [s for s in w.results if s.name in kept]
+        final = [s.name for s in engine.search(query, subset)]
+        assert set(final) <= kept
+    assert engine.cache.builds == {"text": 1, "bm25": 1}  # every subset reused the one index
