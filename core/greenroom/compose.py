@@ -110,12 +110,15 @@ class UnbuiltModel:
         raise ModelError(self.reason)
 
 
-def model_from_config(cfg: RuntimeConfig, host: PluginHost, check: Findings | None = None) -> Model:
+def model_from_config(
+    cfg: RuntimeConfig, host: PluginHost, check: Findings | None = None, *, offline: bool = False
+) -> Model:
     """``agent.model`` built with ``[model]``, offline: a provider connects at its first call.
 
     Every failure names the file and the key (a provider names the ``[model]`` option it
     rejected). For a check, what this machine lacks (the provider's extra, the API key) is
-    a warning: the file is fine.
+    a warning: the file is fine. ``offline`` (``greenroom inspect``): a missing extra gives
+    an ``UnbuiltModel`` too, since nothing will call the model.
     """
     key = "agent.model"
     try:
@@ -124,6 +127,8 @@ def model_from_config(cfg: RuntimeConfig, host: PluginHost, check: Findings | No
         key = exc.path or key
         raise ConfigError(exc.message, file=cfg.origin(key) or cfg.files[-1], path=key) from None
     except MissingExtraError as exc:
+        if offline:
+            return UnbuiltModel(str(exc))
         if check is None:
             raise ConfigError(str(exc), file=cfg.origin(key) or cfg.files[-1], path=key) from None
         check.add(Level.WARNING, f"run needs it here: {exc}", file=cfg.origin(key) or cfg.files[-1], path=key)
@@ -187,8 +192,12 @@ def build_runtime(
     records: Sequence[PluginRecord] | None = None,
     overrides: Mapping[str, Any] | None = None,
     check: Findings | None = None,
+    offline_model: bool = False,
 ) -> Runtime:
     """Compose a runtime from a config file (``model`` overrides ``agent.model``).
+
+    ``offline_model``: the runtime will not call its model (``greenroom inspect``), so a
+    provider whose SDK is not installed is no error.
 
     ``check`` makes it the build of ``greenroom config check``: the same steps, but no
     MCP server starts (unless ``check.connect``), and problems are recorded there, the
@@ -213,7 +222,9 @@ def build_runtime(
         built_model = None
         if model is None:
             unbuilt: Model = UnbuiltModel("the model could not be built")
-            model = built_model = _stage(check, unbuilt, lambda: model_from_config(cfg, host, check))
+            model = built_model = _stage(
+                check, unbuilt, lambda: model_from_config(cfg, host, check, offline=offline_model)
+            )
         try:
             rt = Runtime(
                 model=model,

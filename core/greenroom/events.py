@@ -196,6 +196,25 @@ class PluginWarning(Event):
 
 
 @attrs.frozen
+class StableSectionChanged(Event):
+    """A system section marked ``stable`` changed between two steps of a session: the
+    provider's cached prompt prefix is rebuilt from there. A section that changes on
+    purpose every step should be ``stable=False`` (it is then placed after the cached
+    prefix)."""
+
+    kind: str = attrs.field(init=False, default="stable_section_changed")
+    step: int = 0
+    key: str = ""
+
+    def describe(self) -> str:
+        return f"  stable system section {self.key!r} changed: the cached prefix is rebuilt"
+
+    @property
+    def style(self) -> str:
+        return "yellow"
+
+
+@attrs.frozen
 class ToolUnusable(Event):
     """A tool's parameter schema is invalid: the tool is left out of every list the model
     sees, and a call to it gets ``problem`` as an error result. Emitted when the tool loads

@@ -283,6 +283,7 @@ class Runtime:
             )
             await self.host.call("greenroom_before_inference", ctx=ctx, request=draft)
             keep_in_scope(ctx, draft)
+            self._watch_stable(ctx, draft)
             request = draft.freeze()
             self.events.emit(self.describe_request(request))
             # arguments nested too deeply stay text from here on: nothing below recurses into them
@@ -313,6 +314,26 @@ class Runtime:
             results = await self._calls.run_turn(ctx, response.tool_calls)
             ctx._session.messages.extend(results)
         return RunOutcome(ctx.run_id, "", ctx.step, "max_steps", ctx.usage_total)
+
+    def _watch_stable(self, ctx: RunContext, draft: RequestDraft) -> None:
+        """Say when a section marked stable changes within a session: it silently costs
+        the prompt cache otherwise (logged once per session and section)."""
+        seen, warned = ctx._session.stable_sections, ctx._session.stable_warned
+        for section in draft.system:
+            if not section.stable:
+                continue
+            before = seen.get(section.key)
+            if before is not None and before != section.text:
+                self.events.emit(ev.StableSectionChanged(step=ctx.step, key=section.key))
+                if section.key not in warned:
+                    warned.add(section.key)
+                    log.warning(
+                        "system section %r is marked stable but changed at step %d; mark a section that changes "
+                        "with stable=False, or the provider's prompt cache is rebuilt each time",
+                        section.key,
+                        ctx.step,
+                    )
+            seen[section.key] = section.text
 
     def describe_request(self, request: ModelRequest) -> ev.RequestSent:
         """Token counts of the three parts of a request and the cacheable-prefix hash."""

@@ -68,6 +68,8 @@ class Session:
         self.unknown_state: dict[str, Any] = {}
         self.runs = 0
         self.last_snapshot: Snapshot | None = None
+        self.stable_sections: dict[str, str] = {}  # what each stable section said last (not saved)
+        self.stable_warned: set[str] = set()
 
     async def run(self, user_input: str) -> RunOutcome:
         return await self.runtime.run(self, user_input)

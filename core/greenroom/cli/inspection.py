@@ -68,6 +68,7 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
     base_system = count_tokens(rt.agent.system_prompt)
     return {
         "agent": rt.agent.id,
+        "request": request,
         "tools": tools,
         "totals": {
             "tools": len(agent_tools),
@@ -117,3 +118,25 @@ def print_inspection(console: Console, report: dict[str, Any], limit: int = 40) 
         if tot["hidden_groups"]:
             line += f" (whole groups: {', '.join(tot['hidden_groups'])})"
     console.print(Text(line))
+
+
+def first_request_json(rt: Runtime, report: Mapping[str, Any]) -> dict[str, Any]:
+    """The first request exactly as greenroom hands it to the provider (system sections,
+    tools, what a hosted search holds back), and the provider's own request body when
+    its SDK is installed here."""
+    request = report["request"]
+    out: dict[str, Any] = {
+        "model": rt.agent.model,
+        "system": [{"key": s.key, "stable": s.stable, "text": s.text} for s in request.system],
+        "tools": [d.to_json() for d in request.tools],
+        "deferred": sorted(request.deferred),
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+    }
+    build_body = getattr(rt.model, "build_body", None)
+    if callable(build_body):
+        out["provider_body"] = build_body(request)
+    else:
+        reason = getattr(rt.model, "reason", None)
+        out["provider_body"] = None
+        out["provider_note"] = reason or "this model builds no provider request body"
+    return out

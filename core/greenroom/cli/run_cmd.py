@@ -42,20 +42,28 @@ def _build(path: Path, **kw: Any) -> Any:
 def inspect_cmd(
     path: Annotated[Path, typer.Argument(help="Config file (TOML).")],
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    request: Annotated[
+        bool,
+        typer.Option("--request", help="Print the exact first request as JSON: system prompt, tools, provider body."),
+    ] = False,
 ) -> None:
-    """Show what the model would see on the first step: each tool eager or deferred."""
+    """Show what the model would see on the first step: each tool eager or deferred.
+
+    Needs no provider SDK: tokens are counted with greenroom's own o200k tokenizer."""
     import anyio
 
-    from greenroom.cli.inspection import inspect_runtime, print_inspection
+    from greenroom.cli.inspection import first_request_json, inspect_runtime, print_inspection
     from greenroom.failures import PluginHookError
 
-    rt = _build(path)
+    rt = _build(path, offline_model=True)
     try:
         report = anyio.run(inspect_runtime, rt)
     except PluginHookError as exc:
         fail(str(exc), 1)
-    if as_json:
-        typer.echo(json.dumps(report, indent=2))
+    if request:
+        typer.echo(json.dumps(first_request_json(rt, report), indent=2, ensure_ascii=False))
+    elif as_json:
+        typer.echo(json.dumps({k: v for k, v in report.items() if k != "request"}, indent=2))
     else:
         print_inspection(console, report)
 

@@ -76,4 +76,3 @@ class _Regrouped:
 
     async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> Any:
         return await self._inner.execute(args, ctx)
-
