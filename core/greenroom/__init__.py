@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     )
     from greenroom.globs import GlobError, check_glob, glob_matches, matches_any
     from greenroom.policy import HiddenBy, HideReason, ToolPolicy, ToolScope
+    from greenroom.plugins import discover_plugins
     from greenroom.scoped import Catalog, GroupView, ScopedTools
     from greenroom.tools.groups import ToolGroup
     from greenroom.tools.schema_problem import SchemaFault, SchemaProblem
@@ -192,6 +193,7 @@ _EXPORTS: dict[str, str] = {
     "GroupView": "greenroom.scoped",
     "Catalog": "greenroom.scoped",
     "ScopedTools": "greenroom.scoped",
+    "discover_plugins": "greenroom.plugins",
     "ToolSet": "greenroom.tools.toolset",
     "SchemaFault": "greenroom.tools.schema_problem",
     "SchemaProblem": "greenroom.tools.schema_problem",
@@ -259,6 +261,7 @@ __all__ = [
     "GroupView",
     "Catalog",
     "ScopedTools",
+    "discover_plugins",
     "ToolPlacement",
     "ToolPriors",
     "ToolResult",

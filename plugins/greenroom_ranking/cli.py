@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from greenroom_ranking.evaluate import BASELINE, DEFAULT, EvalResult, evaluate, load_queries, load_tools, relative
 
@@ -19,40 +20,41 @@ rank_app = typer.Typer(
 DEFAULT_RANKERS = [BASELINE, "keyword", "bm25", DEFAULT]
 
 
-def results_table(results: list[EvalResult], title: str = "") -> Table:
-    """Rankers side by side, with Recall@5 relative to the baseline when it was run."""
+def _table(title: str, columns: list[str]) -> Table:
+    table = Table(title=title or None, title_justify="left")
+    for i, col in enumerate(columns):
+        if i == 0:  # ranker names wrap rather than being cut
+            table.add_column(col, overflow="fold", ratio=1)
+        else:  # numbers are never cut: they keep their width
+            table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
+    return table
+
+
+def results_tables(results: list[EvalResult], title: str = "") -> list[Table]:
+    """Rankers side by side in two narrow tables (quality, then cost), each readable at
+    80 columns: Recall@5 relative to the baseline when it was run."""
     rel = relative(results)
-    table = Table(title=title or None)
-    for col in (
-        "ranker",
-        "queries",
-        "R@5",
-        "R@10",
-        "nDCG@10",
-        "MRR",
-        "all@5",
-        "vs bm25-plain R@5",
-        "build s",
-        "p50 ms",
-        "p95 ms",
-    ):
-        table.add_column(col, justify="left" if col in ("ranker", "queries") else "right")
+    quality = _table(title, ["ranker (form)", "R@5", "R@10", "nDCG@10", "MRR", "all@5"])
+    cost = _table("", ["ranker (form)", f"R@5 vs {BASELINE}", "build s", "p50 ms", "p95 ms"])
     for r in results:
-        ratio = rel.get((r.ranker, r.form), {}).get("recall_at_5")
-        table.add_row(
-            f"{r.ranker} ({r.form})",
-            str(r.queries),
+        label = f"{r.ranker} ({r.form})"
+        quality.add_row(
+            Text(label),
             f"{r.recall_at_5:.3f}",
             f"{r.recall_at_10:.3f}",
             f"{r.ndcg_at_10:.3f}",
             f"{r.mrr:.3f}",
             f"{r.all_gold_at_5:.3f}",
+        )
+        ratio = rel.get((r.ranker, r.form), {}).get("recall_at_5")
+        cost.add_row(
+            Text(label),
             "" if ratio is None else f"{ratio:.2f}x",
             f"{r.build_seconds:.2f}",
             f"{r.p50_ms:.2f}",
             f"{r.p95_ms:.2f}",
         )
-    return table
+    return [quality, cost]
 
 
 @rank_app.command("eval")
@@ -65,7 +67,10 @@ def eval_cmd(
         list[str] | None,
         typer.Option(
             "--ranker",
-            help="Ranker to measure (repeat): default, hybrid, keyword, bm25, bm25-plain, embedding, or a+b.",
+            help=(
+                "Ranker to measure (repeat): default, hybrid, keyword, bm25, bm25-plain, embedding, a+b, "
+                "or an installed ranker plugin's name."
+            ),
         ),
     ] = None,
     form: Annotated[
@@ -124,6 +129,7 @@ def eval_cmd(
         }
         typer.echo(json.dumps(payload, indent=2, sort_keys=True))
         return
-    Console().print(
-        results_table(results, f"{tools.parent.name or tools.name}: {len(catalog)} tools, {len(qs)} queries")
-    )
+    out = Console()
+    title = f"{tools.parent.name or tools.name}: {len(catalog)} tools, {len(qs)} queries"
+    for table in results_tables(results, title):
+        out.print(table)

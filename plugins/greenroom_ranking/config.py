@@ -15,6 +15,9 @@ BUILTIN_RANKERS = ("keyword", "bm25", "bm25-plain", "embedding")
 
 DEFAULT_RANKERS = ("keyword", "bm25")
 
+DEFAULT_WEIGHTS: dict[str, float] = {"keyword": 0.3, "bm25": 1.0}
+"""The fusion weights a ``weights`` table is merged over."""
+
 HYBRID_SETTINGS: dict[str, Any] = {
     "rankers": ("keyword", "bm25", "embedding"),
     "fusion": "weighted",
@@ -68,11 +71,14 @@ class RankingConfig:
         },
     )
     weights: dict[str, float] = attrs.field(
-        factory=lambda: {"keyword": 0.3, "bm25": 1.0},
+        factory=lambda: dict(DEFAULT_WEIGHTS),
+        converter=lambda given: {**DEFAULT_WEIGHTS, **given},
         metadata={
             "description": (
                 "Weight of each ranking in the fusion, by ranker name (third-party rankers "
-                "included); a ranker not listed gets default_weight."
+                "included), merged over the defaults (keyword 0.3, bm25 1.0): a table that "
+                "names only your own ranker keeps the others' weights; 0 turns a ranking off. "
+                "A ranker not listed gets default_weight."
             )
         },
     )

@@ -14,6 +14,7 @@ latency (p50, p95) are measured on the same run.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import statistics
@@ -150,7 +151,10 @@ def ranker_config(spec: str, base: RankingConfig | None = None) -> RankingConfig
     names = tuple(p.strip() for p in spec.split("+") if p.strip())
     unknown = [n for n in names if n not in BUILTIN_RANKERS]
     if not names or unknown:
-        raise ValueError(f"unknown ranker {spec!r}: use default, hybrid, {', '.join(BUILTIN_RANKERS)} or a+b")
+        raise ValueError(
+            f"unknown ranker {spec!r}: use default, hybrid, {', '.join(BUILTIN_RANKERS)}, a+b, "
+            "or the name of an installed ranker plugin (greenroom plugins lists them)"
+        )
     weights = {n: base.weights.get(n, base.default_weight) for n in names}
     return RankingConfig(**{**attrs.asdict(base, recurse=False), "rankers": names, "weights": weights})
 
@@ -170,18 +174,15 @@ def evaluate(
     The build is a real one, timed: not read from the on-disk index cache nor shared with
     another evaluation in this process (the embedding ranker still reads its own matrix
     cache, as a restarted process would)."""
-    from greenroom_ranking.engine import RankingEngine  # numpy and bm25s: only when something is ranked
-
-    engine = RankingEngine(attrs.evolve(ranker_config(ranker, config), index_cache=False), shared=False)
     start = time.perf_counter()
-    engine.prepare(tools)
+    search = _searcher(ranker, config, tools)
     build = time.perf_counter() - start
     sums = dict.fromkeys(METRICS, 0.0)
     latencies: list[float] = []
     for q in queries:
         query = SearchQuery.parse(query_text(q, form), max_results=k)
         t0 = time.perf_counter()
-        ranked = [s.name for s in engine.search(query, tools)]
+        ranked = search(query)
         latencies.append((time.perf_counter() - t0) * 1000)
         sums["recall_at_5"] += recall_at(ranked, q.gold, 5)
         sums["recall_at_10"] += recall_at(ranked, q.gold, 10)
@@ -200,6 +201,54 @@ def evaluate(
         p95_ms=percentile(latencies, 95),
         **{m: v / n for m, v in sums.items()},
     )
+
+
+Search = Callable[[SearchQuery], list[str]]
+
+
+def _searcher(ranker: str, config: RankingConfig | None, tools: Sequence[ToolDescriptor]) -> Search:
+    """A built-in ranker spec's engine, prepared; or an installed plugin's ranker by name."""
+    if not _is_builtin_spec(ranker):
+        installed = installed_ranker(ranker)
+        if installed is not None:
+            return lambda query: installed(query, tools)
+    from greenroom_ranking.engine import RankingEngine  # numpy and bm25s: only when something is ranked
+
+    engine = RankingEngine(attrs.evolve(ranker_config(ranker, config), index_cache=False), shared=False)
+    engine.prepare(tools)
+    return lambda query: [s.name for s in engine.search(query, tools)]
+
+
+def _is_builtin_spec(spec: str) -> bool:
+    return spec in (DEFAULT, HYBRID) or all(p.strip() in BUILTIN_RANKERS for p in spec.split("+"))
+
+
+def installed_ranker(name: str) -> Callable[[SearchQuery, Sequence[ToolDescriptor]], list[str]] | None:
+    """The ranker of the installed plugin called ``name`` (its ``greenroom_rank_tools``
+    with the plugin's default config), or None when no plugin has that name."""
+    from greenroom import discover_plugins
+
+    record = next((r for r in discover_plugins() if r.name == name), None)
+    if record is None:
+        return None
+    if record.cls is None:
+        raise ValueError(f"the ranker plugin {name!r} ({record.label}) failed to load: {record.failure}")
+    if not hasattr(record.cls, "greenroom_rank_tools"):
+        raise ValueError(f"the plugin {name!r} ({record.label}) has no greenroom_rank_tools hook: it is no ranker")
+    plugin = record.cls()
+
+    def search(query: SearchQuery, tools: Sequence[ToolDescriptor]) -> list[str]:
+        answer = plugin.greenroom_rank_tools(None, query, tools)  # type: ignore[attr-defined]
+        if inspect.isawaitable(answer):
+            import anyio
+
+            async def wait() -> Any:
+                return await answer
+
+            answer = anyio.run(wait)
+        return [] if answer is None else [s.name for s in answer.results[: query.max_results]]
+
+    return search
 
 
 def relative(results: Sequence[EvalResult], baseline: str = BASELINE) -> dict[tuple[str, str], dict[str, float]]:

@@ -69,3 +69,39 @@ def test_group_boost_changes_ranking_only_when_enabled(site: Path) -> None:
     assert got["distribution"] == DIST and not got["enabled"]  # installed, opt-in
     assert got["without"][0] != "create_ticket"
     assert got["with"][0] == "create_ticket"  # "support" names the group of create_ticket
+
+
+@pytest.mark.slow
+def test_rank_eval_measures_an_installed_third_party_ranker_by_name(site: Path, tmp_path: Path) -> None:
+    tools = tmp_path / "tools.jsonl"
+    queries = tmp_path / "queries.jsonl"
+    rows = [("create_invoice", "billing"), ("create_page", "docs"), ("create_ticket", "support")]
+    tools.write_text(
+        "\n".join(json.dumps({"name": n, "description": f"Create a {g} item", "group": g}) for n, g in rows)
+    )
+    queries.write_text(json.dumps({"query": "create a support thing", "gold": ["create_ticket"]}))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "greenroom.cli",
+            "rank",
+            "eval",
+            "--tools",
+            str(tools),
+            "--queries",
+            str(queries),
+            "--ranker",
+            "group-boost",
+            "--form",
+            "full",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env_with_path(site, GREENROOM_HOME=str(tmp_path / "home")),
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    (result,) = json.loads(out.stdout)["results"]
+    assert result["ranker"] == "group-boost" and result["recall_at_5"] == 1.0
