@@ -116,7 +116,7 @@ class RankingConfig:
         metadata={
             "description": (
                 "Top-band cutoff: drop results whose fused score is below this share of the best "
-                "one (0.5 is everruns' half-of-top band). 0 keeps every result up to the cap."
+                "one (0.5 keeps the results scoring at least half the best). 0 keeps every result up to the cap."
             )
         },
     )
@@ -125,8 +125,8 @@ class RankingConfig:
         validator=[_ge(0), _le(1)],
         metadata={
             "description": (
-                "keyword ranker: keep tools scoring at least ceil(top * keyword_band) (REFERENCE C's "
-                "half-of-top band); 0 keeps every tool with a hit."
+                "keyword ranker: keep tools scoring at least ceil(top * keyword_band) (0.5: at "
+                "least half the best tool's score); 0 keeps every tool with a hit."
             )
         },
     )

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from gr_testutil import FIXTURES, env_with_path, pip_install
+from gr_testutil import EXAMPLES, FIXTURES, env_with_path, pip_install
 
 DISTRIBUTIONS = [
-    FIXTURES / "example_plugin",
+    EXAMPLES / "example_plugin",
     FIXTURES / "broken_plugin",
     *sorted(p for p in (FIXTURES / "broken_plugins").iterdir() if (p / "pyproject.toml").exists()),
 ]

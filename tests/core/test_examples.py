@@ -1,0 +1,26 @@
+"""The Python example in docs/python.md runs as it is and does what it says."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gr_testutil import ROOT
+
+
+def test_the_embedding_example_runs(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "python" / "embed.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GREENROOM_HOME": str(tmp_path / "home")},
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "tools sent: ['get_weather']"
+    assert lines[1] == "answer: final It is sunny in Oslo."
+    assert lines[2] == "resumed messages: 4"
+    assert (tmp_path / "session.json").exists()
