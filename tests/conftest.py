@@ -1,5 +1,6 @@
-"""Shared fixtures: a temporary greenroom home for the whole session, an anyio backend, and
-a runtime factory that uses no installed plugins unless asked."""
+"""Shared fixtures: a temporary greenroom home for the whole session (deleted at the end,
+and swept by the next run when a run was killed before its end), an anyio backend, and a
+runtime factory that uses no installed plugins unless asked."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
+from gr_testutil import HOME_PREFIX, sweep_stale_homes
 
 from greenroom.plugins import Plugin, make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
@@ -21,7 +24,8 @@ _HOME: list[str] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     # nothing a test does may touch the user's real greenroom state (priors, caches)
-    _HOME.append(tempfile.mkdtemp(prefix="greenroom-test-home-"))
+    sweep_stale_homes(Path(tempfile.gettempdir()))
+    _HOME.append(tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-"))
     os.environ["GREENROOM_HOME"] = _HOME[-1]
 
 

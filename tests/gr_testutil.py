@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -38,3 +39,41 @@ def env_with_path(*folders: Path, **extra: str) -> dict[str, str]:
     sees what is installed there (entry points included), plus ``extra`` variables."""
     paths = [*(str(f) for f in folders), os.environ.get("PYTHONPATH", "")]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p), **extra}
+
+
+HOME_PREFIX = "greenroom-test-home-"
+"""A test run's greenroom home: ``greenroom-test-home-<pid>-<random>`` in the temp folder."""
+LEGACY_AGE = 3600.0
+"""Seconds after which an untagged home (named before homes carried their pid) is stale:
+far longer than a whole test run takes."""
+
+
+def sweep_stale_homes(folder: Path, now: float | None = None) -> list[Path]:
+    """Delete the homes of test runs that ended without ``pytest_unconfigure`` (killed by
+    a timeout or a signal): each home's name carries its run's pid, and a home whose
+    process is gone is stale. Returns what it deleted."""
+    now = time.time() if now is None else now
+    gone = []
+    for home in folder.glob(f"{HOME_PREFIX}*"):
+        pid, _, rest = home.name.removeprefix(HOME_PREFIX).partition("-")
+        if rest and pid.isdigit():
+            stale = not _alive(int(pid))
+        else:  # untagged: another run may still use it, unless it is old
+            try:
+                stale = now - home.stat().st_mtime > LEGACY_AGE
+            except OSError:
+                continue
+        if stale and home.is_dir():
+            shutil.rmtree(home, ignore_errors=True)
+            gone.append(home)
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process (no permission to signal it) is alive
+        return True
+    return True

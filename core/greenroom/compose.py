@@ -23,6 +23,7 @@ from greenroom.plugins import (
     discover,
     make_plugin_host,
     select_enabled,
+    start,
 )
 from greenroom.providers.errors import MissingExtraError, ProviderSetupError
 from greenroom.runtime import Runtime
@@ -93,10 +94,27 @@ def build_model(spec: str, options: Mapping[str, Any], host: PluginHost, base_di
     if factory is None:
         raise ConfigError(
             f"unknown model provider {prefix!r} (available: {', '.join(sorted(known)) or 'none'}); "
-            "install the extra that provides it, e.g. pip install 'greenroom[openai]'",
+            f"{_provider_hint(prefix, host)}",
             path="agent.model",
         )
     return factory(rest, {"base_dir": base_dir, **options})
+
+
+def _provider_hint(prefix: str, host: PluginHost) -> str:
+    """What makes ``prefix`` known: enabling the installed plugin that provides it (off
+    because autoload is off, or it is opt-in or disabled), else installing one."""
+    for r in discover():
+        if r.cls is None or host.pm.get_plugin(r.name) is not None:
+            continue
+        if "greenroom_model_providers" not in r.hooks():
+            continue
+        try:  # asked with its default config: the config at hand did not enable it
+            provided = start(r, r.cls.config_class()).greenroom_model_providers()  # type: ignore[attr-defined]
+        except Exception:
+            continue
+        if prefix in (provided or {}):
+            return f'the installed plugin {r.name!r} provides it but is not enabled: [plugins] enable = ["{r.name}"]'
+    return "install the extra that provides it, e.g. pip install 'greenroom[openai]'"
 
 
 class UnbuiltModel:

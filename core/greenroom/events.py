@@ -66,10 +66,11 @@ class RequestSent(Event):
         return self.system_tokens + self.tools_tokens + self.messages_tokens
 
     def describe(self) -> str:
+        # the total first and the prefix hash last: a narrow console cuts the hash, not a number
         return (
-            f"step {self.step} request: system {self.system_tokens:,} + tools {self.tools_tokens:,} "
-            f"({len(self.tool_names)} tools) + messages {self.messages_tokens:,} = {self.total_tokens:,} tokens  "
-            f"prefix {self.prefix_hash}"
+            f"step {self.step}: {self.total_tokens:,} tokens = sys {self.system_tokens:,} "
+            f"+ tools {self.tools_tokens:,} ({len(self.tool_names)}) + msgs {self.messages_tokens:,}  "
+            f"prefix {self.prefix_hash[:8]}"
         )
 
     @property
@@ -90,7 +91,7 @@ class ResponseReceived(Event):
 
     def describe(self) -> str | None:
         if self.tool_calls:
-            return "\n".join(f"  model calls {c['name']} {short(c['arguments'])}" for c in self.tool_calls)
+            return "\n".join(f"  calls {c['name']} {short(c['arguments'])}" for c in self.tool_calls)
         return f"  answer: {self.text}" if self.text else None
 
     @property
@@ -123,7 +124,7 @@ class ToolExecuted(Event):
     decided_by: str | None = None
 
     def describe(self) -> str:
-        return f"  {'error' if self.is_error else 'ok'} {self.tool}: {short(self.content, 110)}"
+        return f"  {'error' if self.is_error else 'ok'} {self.tool}: {short(self.content, 200)}"
 
     @property
     def style(self) -> str:
@@ -197,8 +198,8 @@ class PluginWarning(Event):
 
 @attrs.frozen
 class StableSectionChanged(Event):
-    """A system section marked ``stable`` changed between two steps of a session: the
-    provider's cached prompt prefix is rebuilt from there. A section that changes on
+    """A system section marked ``stable`` changed on several steps in a row: the
+    provider's cached prompt prefix is rebuilt every time. A section that changes on
     purpose every step should be ``stable=False`` (it is then placed after the cached
     prefix)."""
 
@@ -207,7 +208,7 @@ class StableSectionChanged(Event):
     key: str = ""
 
     def describe(self) -> str:
-        return f"  stable system section {self.key!r} changed: the cached prefix is rebuilt"
+        return f"  stable section {self.key!r} changes every step: mark it stable=False"
 
     @property
     def style(self) -> str:
@@ -282,7 +283,7 @@ class InternalError(Event):
         )
 
     def describe(self) -> str:
-        return f"  internal error in greenroom while running {self.tool}: {self.error_type}: {self.message}"
+        return f"  internal error running {self.tool}: {self.error_type}: {short(self.message, 200)}"
 
     @property
     def style(self) -> str:
@@ -306,8 +307,8 @@ class ResultCut(Event):
 
     def describe(self) -> str:
         return (
-            f"  cut {self.tool}'s result: {self.original_chars:,} characters, kept {self.kept_chars:,} "
-            f"({self.kept_tokens:,} tokens; limit {self.limit:,})"
+            f"  cut {self.tool}'s result: kept {self.kept_chars:,} of {self.original_chars:,} chars "
+            f"({self.kept_tokens:,} tokens, limit {self.limit:,})"
         )
 
     @property

@@ -59,6 +59,9 @@ from greenroom.tools.toolset import DuplicateToolError, ToolSet
 
 log = logging.getLogger("greenroom")
 
+STABLE_RUN = 3
+"""Steps in a row a stable system section may change before it is reported."""
+
 
 # ----------------------------------------------------------------------------- runtime
 
@@ -316,24 +319,32 @@ class Runtime:
         return RunOutcome(ctx.run_id, "", ctx.step, "max_steps", ctx.usage_total)
 
     def _watch_stable(self, ctx: RunContext, draft: RequestDraft) -> None:
-        """Say when a section marked stable changes within a session: it silently costs
-        the prompt cache otherwise (logged once per session and section)."""
-        seen, warned = ctx._session.stable_sections, ctx._session.stable_warned
+        """Say when a section marked stable changes step after step: it silently costs the
+        prompt cache otherwise. A section that changes now and then (a listing after a
+        discovery) is what stable allows; one that changed on ``STABLE_RUN`` steps in a
+        row is reported, once per session and section (an event and a log warning)."""
+        seen, streaks = ctx._session.stable_sections, ctx._session.stable_streaks
         for section in draft.system:
             if not section.stable:
                 continue
             before = seen.get(section.key)
-            if before is not None and before != section.text:
-                self.events.emit(ev.StableSectionChanged(step=ctx.step, key=section.key))
-                if section.key not in warned:
-                    warned.add(section.key)
-                    log.warning(
-                        "system section %r is marked stable but changed at step %d; mark a section that changes "
-                        "with stable=False, or the provider's prompt cache is rebuilt each time",
-                        section.key,
-                        ctx.step,
-                    )
             seen[section.key] = section.text
+            if before is None:
+                continue
+            streak = streaks.get(section.key, 0)
+            if streak < 0:  # reported already
+                continue
+            streak = streak + 1 if before != section.text else 0
+            streaks[section.key] = streak
+            if streak >= STABLE_RUN:
+                streaks[section.key] = -1
+                self.events.emit(ev.StableSectionChanged(step=ctx.step, key=section.key))
+                log.warning(
+                    "system section %r is marked stable but changed on each of the last %d steps; give a section "
+                    "that changes stable=False, or the provider's prompt cache is rebuilt every step",
+                    section.key,
+                    STABLE_RUN,
+                )
 
     def describe_request(self, request: ModelRequest) -> ev.RequestSent:
         """Token counts of the three parts of a request and the cacheable-prefix hash."""

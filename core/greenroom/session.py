@@ -69,7 +69,7 @@ class Session:
         self.runs = 0
         self.last_snapshot: Snapshot | None = None
         self.stable_sections: dict[str, str] = {}  # what each stable section said last (not saved)
-        self.stable_warned: set[str] = set()
+        self.stable_streaks: dict[str, int] = {}  # steps in a row each changed (-1: reported)
 
     async def run(self, user_input: str) -> RunOutcome:
         return await self.runtime.run(self, user_input)

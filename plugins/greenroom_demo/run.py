@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 from rich.console import Console
+from rich.text import Text
 
 from greenroom import (
     ConfigError,
@@ -31,7 +32,7 @@ from greenroom import (
 )
 from greenroom_demo.agent.policy import FOLLOW_UP
 from greenroom_demo.record import PlacementProbe, Recorder
-from greenroom_demo.summary import Baseline, DemoResult, print_summary
+from greenroom_demo.summary import Baseline, DemoResult, print_state, print_summary
 
 AGENT_CONFIG = Path(__file__).resolve().parent / "agent" / "demo.toml"
 
@@ -40,6 +41,8 @@ TASK = (
     "payments service, page them with the alert summary, and post an incident note in "
     "the #incidents Slack channel."
 )
+
+MODEL_NOTE = "a scripted planner, not an LLM (offline, no API key)"
 
 # The overlay names other plugins' config sections, as any user's config may; the store
 # path is relative to the overlay's own folder, so what the demo learns stays there.
@@ -109,7 +112,7 @@ def run_demo(
     home = demo_home()
     if fresh and home.exists():
         shutil.rmtree(home)
-        console.print(f"[dim]forgot what earlier demo runs learned ({home})[/]")
+        console.print(Text(f"forgot what earlier demo runs learned ({home})", style="dim"), highlight=False)
     config = write_overlay(home, chosen)
     bus = EventBus()
     recorder = Recorder()
@@ -128,7 +131,8 @@ def run_demo(
             plugin_tools=rt.plugin_tool_names,
         )
         console.rule(f"[bold]greenroom demo[/] · {len(user_tools)} tools · strategy {chosen.value}")
-        console.print(f"[bold]task:[/] {TASK}\n", highlight=False)
+        console.print(f"[bold]task:[/] {TASK}", highlight=False)
+        console.print(f"[bold]model:[/] {MODEL_NOTE}\n", highlight=False)
 
         async def go() -> tuple[Session, RunOutcome]:
             session = rt.session()
@@ -147,4 +151,5 @@ def run_demo(
             writer.close()
     result = DemoResult.collect(recorder, probe, baseline, session, outcome)
     print_summary(console, result)
+    print_state(console, home, config, rt.agent.id)
     return result.as_dict()

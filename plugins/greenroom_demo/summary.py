@@ -1,13 +1,17 @@
 """The demo's summary: what the model saw step by step against sending every schema, the
-prompt-cache prefix, searches and calls, re-deferrals, and what learned priors changed."""
+prompt-cache prefix, searches and calls, re-deferrals, what learned priors changed, and
+where what it learned is kept. Everything fits 80 columns."""
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
 from typing import Any
 
 import attrs
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from greenroom import RunOutcome, Session, ToolPriors
 from greenroom_demo.record import LearnedPlacement, PlacementProbe, Recorder, Redeferral, StepTokens
@@ -85,8 +89,9 @@ class DemoResult:
 
 
 def steps_table(result: DemoResult) -> Table:
-    table = Table(title="what the model saw, step by step (exact o200k tokens)")
-    for col in ("step", "tools sent", "tools+system", "messages", "sent", "all schemas sent", "saved"):
+    # short headers: the table fits 80 columns with no number cut
+    table = Table(title="what the model saw per step (o200k tokens)")
+    for col in ("step", "tools", "tools+sys", "messages", "sent", "all eager", "saved"):
         table.add_column(col, justify="right")
     for s in result.steps:
         sent = s.system + s.tools + s.messages
@@ -109,29 +114,47 @@ def steps_table(result: DemoResult) -> Table:
         f"[bold]{result.all_eager:,}[/]",
         f"[bold]{1 - result.sent / max(result.all_eager, 1):.0%}[/]",
     )
+    table.caption = "all eager: every schema sent on every step"
     return table
+
+
+def line(console: Console, text: str, style: str = "") -> None:
+    """One line of text that is not markup, cut at the console's width rather than wrapped."""
+    console.print(Text(text, style=style), highlight=False, no_wrap=True, overflow="ellipsis")
 
 
 def print_summary(console: Console, result: DemoResult) -> None:
     console.print()
     console.print(steps_table(result))
-    identical = " - byte-identical, the prompt cache keeps working" if result.prefixes == 1 else ""
-    console.print(
-        f"cacheable prefix (tools + system): {result.prefixes} distinct hash(es) over {len(result.steps)} "
-        f"steps{identical}"
-    )
+    hashes = "1 hash" if result.prefixes == 1 else f"{result.prefixes} hashes"
+    identical = ", byte-identical" if result.prefixes == 1 else ""
+    line(console, f"cache prefix (tools + system): {hashes} over {len(result.steps)} steps{identical}")
     error = f" ({result.error})" if result.error else ""
-    console.print(
-        f"searches: {result.searches} · tool calls: {len(result.calls)} · outcome: {result.stop_reason}{error}",
-        highlight=False,
+    line(
+        console, f"searches: {result.searches} · tool calls: {len(result.calls)} · outcome: {result.stop_reason}{error}"
     )
     if result.redeferred:
-        console.print("[bold]retention re-deferred idle tools[/] (their schemas leave the tools array):")
+        line(console, "retention re-deferred idle tools (their schemas leave the tools array):", "bold")
         for r in result.redeferred:
-            console.print(f"  step {r.step}: {r.tool} ({r.reason})", highlight=False)
+            line(console, f"  step {r.step}: {r.tool} ({r.reason})")
     if result.learned:
-        console.print("[bold]started eager from learned priors[/] (so no search was needed):")
+        line(console, "started eager from learned priors (so no search was needed):", "bold")
         for p in result.learned:
-            console.print(f"  {p.tool}: {p.why}", highlight=False)
+            line(console, f"  {p.tool}: {p.why}")
     elif result.priors_kept:
-        console.print("[dim]run the demo again: the agent has learned which tools it uses and will start them eager[/]")
+        line(console, "run the demo again: it learned which tools it uses and starts them eager", "dim")
+
+
+def print_state(console: Console, home: Path, overlay: Path, agent: str) -> None:
+    """Where the demo keeps what it learns, who shares it, and the command that shows it."""
+    console.print()
+    console.print(
+        Text(
+            f"What the demo learned is kept per OS user, in {home}: the next run on this "
+            "account (anyone's first run included) starts from it; --fresh forgets it. See it with:"
+        ),
+        highlight=False,
+    )
+    # a command is printed whole on one line, never wrapped or cut, so it can be pasted
+    command = f"greenroom priors show {shlex.quote(agent)} --config {shlex.quote(str(overlay))}"
+    console.print(Text(f"  {command}", style="bold"), highlight=False, soft_wrap=True)

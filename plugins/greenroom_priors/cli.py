@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from greenroom import make_plugin_host, write_json_atomic
@@ -36,11 +37,13 @@ priors_app = typer.Typer(help="Show, reset, export and import learned tool prior
 
 StoreOpt = Annotated[str | None, typer.Option("--store", help="Profile store URL (sqlite:///..., postgresql://...).")]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Take the store from this config file.")]
-AgentArg = Annotated[str, typer.Argument(help="Agent id ([agent] id in the config).")]
+# help texts are rich markup: brackets that are not markup are escaped
+AgentArg = Annotated[str, typer.Argument(help=escape("Agent id ([agent] id in the config)."))]
 
 
 def _fail(message: str, code: int = 2) -> None:
-    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    # messages quote store URLs and agent ids: text, never markup
+    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -137,24 +140,29 @@ def show(
             )
             return
         table = Table(
-            title=f"tool priors of {agent}: {doc['sessions']} session(s), {len(doc['tools'])} tool(s)",
-            caption=describe(s),
+            title=escape(f"tool priors of {agent}: {doc['sessions']} session(s), {len(doc['tools'])} tool(s)"),
+            caption=escape(describe(s)),
         )
-        table.add_column("tool")
+        table.add_column("tool", overflow="fold")
         table.add_column("p", justify="right")
         table.add_column("calls", justify="right")
         table.add_column("last used")
         for name, entry in rows:
-            table.add_row(name, f"{entry['p']:.4f}", str(entry["calls"]), _when(entry["last_used"]))
-        Console(width=max(100, Console().width)).print(table)
+            table.add_row(escape(name), f"{entry['p']:.4f}", str(entry["calls"]), _when(entry["last_used"]))
+        Console().print(table)
 
 
 @priors_app.command("list")
 def list_agents(store: StoreOpt = None, config: ConfigOpt = None) -> None:
     """The agents that have priors in the store."""
     with _open(store, config) as s:
-        for agent in s.agents(KEY):
+        agents = s.agents(KEY)
+        for agent in agents:
             typer.echo(agent)
+        if not agents:
+            # standard error: a script reading the list still gets an empty one
+            hint = f"no agent has priors in {describe(s)} (--store URL or --config FILE reads another store)"
+            typer.echo(hint, err=True)
 
 
 @priors_app.command("reset")

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -90,7 +91,7 @@ def eval_cmd(
         catalog = load_tools(tools)
         qs = load_queries(queries, limit)
     except (OSError, ValueError) as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False)
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -115,7 +116,7 @@ def eval_cmd(
                 try:
                     results.append(evaluate(catalog, qs, name, form=f, progress=advance))
                 except (ValueError, RuntimeError, ImportError) as exc:
-                    err.print(f"[bold red]error:[/] {exc}", highlight=False)
+                    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
                     raise typer.Exit(2) from None
     if as_json:
         rel = relative(results)

@@ -1,4 +1,10 @@
-"""``greenroom plugins``: what is installed, what is enabled, and why something failed."""
+"""``greenroom plugins``: what is installed, what is enabled, and why something failed
+or cannot work here.
+
+A plugin class may say it cannot work in this environment (a provider whose SDK is not
+installed) through a classmethod ``unusable() -> str | None``; such a plugin shows as
+``unusable`` with what to install, never as enabled.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +19,22 @@ from greenroom.cli.app import app, console, err_console
 if TYPE_CHECKING:
     from greenroom.plugins import PluginRecord
 
-_STYLE = {"failed": "[red]failed[/]", "enabled": "[green]enabled[/]"}  # by Status value
+UNUSABLE = "unusable"
+"""The status of an installed plugin that cannot work here (a missing extra)."""
+
+_STYLE = {"failed": "[red]failed[/]", "enabled": "[green]enabled[/]", UNUSABLE: "[yellow]unusable[/]"}
+
+
+def unusable_reason(record: PluginRecord) -> str | None:
+    """Why the plugin cannot work here, from its class's own ``unusable()``, or None."""
+    ask = getattr(record.cls, "unusable", None)
+    if not callable(ask):
+        return None
+    try:
+        reason = ask()
+    except Exception as exc:  # the question must not break the listing
+        return f"{type(exc).__name__}: {exc}"
+    return str(reason) if reason else None
 
 
 def plugin_rows(records: list[PluginRecord]) -> list[dict[str, Any]]:
@@ -25,7 +46,10 @@ def plugin_rows(records: list[PluginRecord]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for r in records:
         failure = start_failure(r)
-        status = Status.FAILED if failure is not None else selection.status[r.name]
+        status = Status.FAILED.value if failure is not None else selection.status[r.name].value
+        unusable = unusable_reason(r) if failure is None else None
+        if unusable and status in (Status.ENABLED.value, Status.OPT_IN.value):
+            status = UNUSABLE
         rows.append(
             {
                 "name": r.name,
@@ -33,8 +57,9 @@ def plugin_rows(records: list[PluginRecord]) -> list[dict[str, Any]]:
                 "version": r.version,
                 "entry_point": r.entry_point,
                 "hooks": r.hooks(),
-                "status": status.value,
+                "status": status,
                 "error": failure.as_json() if failure is not None else None,
+                "unusable": unusable,
             }
         )
     return rows
@@ -52,14 +77,22 @@ def plugins_cmd(as_json: Annotated[bool, typer.Option("--json", help="Machine-re
         typer.echo(json.dumps(rows, indent=2))
         return
     table = Table(title="greenroom plugins")
-    for col in ("name", "distribution", "version", "status", "hooks"):
-        table.add_column(col)
+    table.add_column("name", overflow="fold")
+    table.add_column("distribution", overflow="fold")
+    table.add_column("version")
+    table.add_column("status")
+    table.add_column("hooks", overflow="fold")
     for row in rows:
-        status = _STYLE.get(row["status"], row["status"])
+        status = _STYLE.get(row["status"], escape(row["status"]))
         hooks = ", ".join(h.removeprefix("greenroom_") for h in row["hooks"])
-        table.add_row(row["name"], row["distribution"], row["version"], status, hooks)
+        table.add_row(escape(row["name"]), escape(row["distribution"]), escape(row["version"]), status, hooks)
     console.print(table)
     for row in rows:
+        if row["unusable"] and not row["error"]:
+            console.print(
+                f"[yellow]plugin {escape(repr(row['name']))} is installed but unusable:[/] {escape(row['unusable'])}",
+                highlight=False,
+            )
         if row["error"]:
             kind, message = row["error"]["kind"], escape(row["error"]["message"])
-            err_console.print(f"[red]plugin {row['name']!r} failed ({kind}):[/] {message}", highlight=False)
+            err_console.print(f"[red]plugin {escape(repr(row['name']))} failed ({kind}):[/] {message}", highlight=False)

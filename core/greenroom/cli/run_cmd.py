@@ -77,7 +77,7 @@ def run_cmd(
         str | None,
         typer.Option(
             "--session",
-            help="Session file to resume and save; a bare file name lives in [session] dir when that is set.",
+            help="Session file to resume and save; a bare file name lives in \\[session] dir when that is set.",
         ),
     ] = None,
     wait: Annotated[

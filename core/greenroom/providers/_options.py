@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import math
 import os
 from collections.abc import Mapping
@@ -110,6 +111,18 @@ def parse_options(
         extra_body=dict(extra_body),
         extra={k: options.get(k, default) for k, default in extra_keys.items()},
     )
+
+
+def missing_sdk(module: str, extra: str, provider: str) -> str | None:
+    """Why ``provider`` cannot build a model here (its SDK is not installed), or None.
+    Asked without importing the SDK, so ``greenroom plugins`` stays fast."""
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken or blocked package is as good as missing
+        found = False
+    if found:
+        return None
+    return f"the {provider} provider needs the {module!r} package: pip install 'greenroom[{extra}]'"
 
 
 def import_sdk(module: str, extra: str, provider: str) -> ModuleType:

@@ -63,7 +63,7 @@ from greenroom.models import (
 from greenroom.plugins import Plugin, hookimpl
 from greenroom.providers._common import SDKModel
 from greenroom.providers._messages import ordered_system, paired_messages, parse_arguments
-from greenroom.providers._options import parse_options
+from greenroom.providers._options import missing_sdk, parse_options
 from greenroom.providers.errors import ProviderResponseError
 from greenroom.tools import ToolDescriptor
 
@@ -327,6 +327,11 @@ class AnthropicProvider(Plugin):
     """Provides ``anthropic:MODEL`` (registered by entry point; needs the ``anthropic`` extra)."""
 
     name = "anthropic"
+
+    @classmethod
+    def unusable(cls) -> str | None:
+        """Why this plugin cannot work here (``greenroom plugins`` says it), or None."""
+        return missing_sdk(AnthropicModel.sdk_module, AnthropicModel.extra, AnthropicModel.provider)
 
     @hookimpl
     def greenroom_model_providers(self) -> dict[str, Any]:

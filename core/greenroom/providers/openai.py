@@ -34,7 +34,7 @@ from greenroom.models import Message, Model, ModelRequest, ModelResponse, ToolCa
 from greenroom.plugins import Plugin, hookimpl
 from greenroom.providers._common import SDKModel
 from greenroom.providers._messages import ordered_system, paired_messages, parse_arguments
-from greenroom.providers._options import ProviderOptions, parse_options
+from greenroom.providers._options import ProviderOptions, missing_sdk, parse_options
 from greenroom.providers.errors import ProviderResponseError
 from greenroom.tools import ToolDescriptor
 
@@ -257,6 +257,11 @@ class OpenAIProvider(Plugin):
     """Provides ``openai:MODEL`` (registered by entry point; needs the ``openai`` extra)."""
 
     name = "openai"
+
+    @classmethod
+    def unusable(cls) -> str | None:
+        """Why this plugin cannot work here (``greenroom plugins`` says it), or None."""
+        return missing_sdk(OpenAIChatModel.sdk_module, OpenAIChatModel.extra, OpenAIChatModel.provider)
 
     @hookimpl
     def greenroom_model_providers(self) -> dict[str, Any]:

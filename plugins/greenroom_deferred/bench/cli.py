@@ -17,7 +17,7 @@ def bench_sessions(
     steps: Annotated[int, typer.Option(help="Model calls per session.")] = 30,
     discoveries: Annotated[int, typer.Option(help="Tools discovered over the session.")] = 5,
     limit: Annotated[int | None, typer.Option(help="Use only the first N tools.")] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     plot: Annotated[Path | None, typer.Option(help="Write a PNG of cumulative cost per step.")] = None,
 ) -> None:
     """Price one replayed session under each strategy, as providers bill it."""
@@ -25,8 +25,13 @@ def bench_sessions(
     from rich.console import Console
 
     from greenroom_deferred.bench.replay import compare, load_tools
-    from greenroom_deferred.bench.report import plot_cumulative, print_session_costs
+    from greenroom_deferred.bench.report import plot_cumulative, plot_unavailable, print_session_costs
 
+    # the missing extra is said before the replay, not as a traceback after its tables
+    missing = plot_unavailable() if plot else None
+    if missing:
+        typer.echo(f"error: {missing}", err=True)
+        raise typer.Exit(2)
     try:
         tools = load_tools(catalog, limit)
     except Exception as exc:

@@ -2,33 +2,66 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
+from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
 def print_session_costs(console: Console, label: str, results: dict[str, Any]) -> None:
-    """A table per price: input tokens, cache hit rate, cost and its ratio to all-eager."""
+    """A table per price: input tokens, cache hit rate, cost and its ratio to all-eager.
+
+    Sized for 80 columns: every strategy replays the same number of steps, so the count
+    is in the title, not a column; short headers and no vertical rules leave every number
+    its digits, and strategy names are never cut (``dispatch`` and ``dispatch-names``
+    must stay apart).
+    """
     prices = list(next(iter(results.values()))["prices"])
+    steps = sorted({r["steps"] for r in results.values()})
+    counted = f"{steps[0]} steps" if len(steps) == 1 else "steps " + "/".join(map(str, steps))
     for price in prices:
         base = results["all-eager"]["prices"][price]["cost"]
-        table = Table(title=f"{label} · {price}")
-        for col in ("strategy", "steps", "input tokens", "cache read", "hit rate", "prefixes", "cost $", "x all-eager"):
-            table.add_column(col, justify="left" if col == "strategy" else "right")
+        rows = []
         for name, r in results.items():
             p = r["prices"][price]
-            table.add_row(
-                name,
-                str(r["steps"]),
-                f"{p['input_tokens']:,}",
-                f"{p['cache_read']:,}",
-                f"{p['hit_rate']:.0%}",
-                str(r["prefixes"]),
-                f"{p['cost']:.4f}",
-                f"{p['cost'] / base:.3f}",
+            rows.append(
+                [
+                    escape(name),
+                    f"{p['input_tokens']:,}",
+                    f"{p['cache_read']:,}",
+                    f"{p['hit_rate']:.0%}",
+                    str(r["prefixes"]),
+                    f"{p['cost']:.4f}",
+                    f"{p['cost'] / base:.3f}",
+                ]
             )
+        # no vertical rules and short headers: at 80 columns no digit and no name is cut
+        table = Table(
+            title=escape(f"{label} · {price} · {counted}"),
+            caption="input and cache read in tokens; x eager: the cost over all-eager's",
+            box=box.SIMPLE_HEAD,
+        )
+        headers = ("strategy", "input", "cache read", "hit", "prefixes", "cost $", "x eager")
+        for i, col in enumerate(headers):
+            table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i == 0)
+        for row in rows:
+            table.add_row(*row)
         console.print(table)
+
+
+PLOT_NEEDS = "--plot needs matplotlib, which is not installed: pip install 'greenroom[bench]'"
+
+
+def plot_unavailable() -> str | None:
+    """Why ``--plot`` cannot work here, or None; asked before any work, without importing matplotlib."""
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        found = False
+    return None if found else PLOT_NEEDS
 
 
 def plot_cumulative(results: dict[str, Any], path: Any, title: str) -> None:
@@ -39,7 +72,7 @@ def plot_cumulative(results: dict[str, Any], path: Any, title: str) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:  # the plot is optional; the numbers are printed anyway
-        raise RuntimeError("plotting needs matplotlib: pip install 'greenroom[bench]'") from exc
+        raise RuntimeError(PLOT_NEEDS) from exc
     prices = list(next(iter(results.values()))["prices"])
     fig, axes = plt.subplots(1, len(prices), figsize=(5 * len(prices), 4), squeeze=False)
     for ax, price in zip(axes[0], prices, strict=False):

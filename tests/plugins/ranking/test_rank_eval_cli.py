@@ -44,3 +44,10 @@ def test_a_partial_weights_table_keeps_the_default_weights() -> None:
     weights = RankingConfig(weights={"my-ranker": 0.7}).weights
     assert weights == {"keyword": 0.3, "bm25": 1.0, "my-ranker": 0.7}
     assert RankingConfig(weights={"keyword": 0.0}).weights["keyword"] == 0.0
+
+
+def test_errors_keep_bracketed_text(tmp_path: Path) -> None:
+    missing = tmp_path / "tools[embeddings].jsonl"
+    result = runner.invoke(cli(), ["rank", "eval", "--tools", str(missing), "--queries", str(missing)])
+    assert result.exit_code == 2
+    assert "tools[embeddings].jsonl" in " ".join(result.output.split()).replace(" ", "")

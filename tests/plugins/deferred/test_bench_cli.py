@@ -1,0 +1,68 @@
+"""``greenroom bench sessions`` at 80 columns: every strategy's name and every number is
+readable, ``--json`` still carries them all, and ``--plot`` without matplotlib says so
+in one line before any work."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+import typer
+from gr_testutil import DATASETS
+from typer.testing import CliRunner
+
+from greenroom.cli import add_plugin_commands
+
+CATALOG = DATASETS / "metatool" / "tools.jsonl"
+ARGS = ["bench", "sessions", "--catalog", str(CATALOG), "--steps", "8", "--discoveries", "3"]
+STRATEGIES = ("all-eager", "inject", "dispatch", "dispatch-names")
+
+
+@pytest.fixture
+def cli() -> typer.Typer:
+    root = typer.Typer()
+
+    @root.callback()
+    def main() -> None:
+        """greenroom (test double)"""
+
+    add_plugin_commands(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def numbers() -> dict:
+    root = typer.Typer()
+    root.callback()(lambda: None)
+    add_plugin_commands(root)
+    result = CliRunner().invoke(root, [*ARGS, "--json"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_the_tables_are_readable_at_80_columns(cli: typer.Typer, numbers: dict) -> None:
+    result = CliRunner().invoke(cli, ARGS, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert all(len(ln) <= 80 for ln in lines) and "…" not in result.stdout
+    prices = list(numbers["all-eager"]["prices"])
+    rows = [ln.split() for ln in lines if ln.split() and ln.split()[0] in STRATEGIES]
+    assert [r[0] for r in rows] == list(STRATEGIES) * len(prices)  # dispatch and dispatch-names apart
+    for row, (name, price) in zip(rows, [(s, p) for p in prices for s in STRATEGIES], strict=True):
+        billed = numbers[name]["prices"][price]
+        assert row[1] == f"{billed['input_tokens']:,}" and row[2] == f"{billed['cache_read']:,}"
+        assert row[5] == f"{billed['cost']:.4f}"
+
+
+def test_plot_without_matplotlib_says_so_before_any_work(
+    cli: typer.Typer, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    result = CliRunner().invoke(cli, [*ARGS, "--plot", str(tmp_path / "cost.png")], env={"COLUMNS": "80"})
+    assert result.exit_code == 2
+    assert result.stdout == ""  # no tables: the replay never ran
+    assert result.stderr.strip().splitlines() == [
+        "error: --plot needs matplotlib, which is not installed: pip install 'greenroom[bench]'"
+    ]
+    assert not (tmp_path / "cost.png").exists()
