@@ -81,6 +81,17 @@ class ToolCalls:
         return [r for r in results if r is not None]
 
     async def run_one(self, ctx: RunContext, call: ToolCall) -> Message:
+        call, result = await self._run(ctx, call)
+        return Message(
+            role="tool", content=result.content, tool_call_id=call.id, name=call.name, is_error=result.is_error
+        )
+
+    async def run_call(self, ctx: RunContext, call: ToolCall) -> ToolResult:
+        """One call through every phase, to its result as the tool gave it (for a gateway)."""
+        return (await self._run(ctx, call))[1]
+
+    async def _run(self, ctx: RunContext, call: ToolCall) -> tuple[ToolCall, ToolResult]:
+        """The call as resolved, and its result."""
         rt = self._rt
         started = time.perf_counter()
         decided_by: str | None = None
@@ -114,9 +125,7 @@ class ToolCalls:
                 decided_by=decided_by,
             )
         )
-        return Message(
-            role="tool", content=result.content, tool_call_id=call.id, name=call.name, is_error=result.is_error
-        )
+        return call, result
 
     async def _resolve(self, ctx: RunContext, call: ToolCall) -> ToolCall:
         resolved = await self._hook(ctx, "greenroom_resolve_tool_call", first=True, call=call)

@@ -262,6 +262,7 @@ def build_runtime(
             mcp.close()
         raise
     if mcp is not None:
+        rt.mcp = mcp
         rt.on_close(mcp.aclose)
     closer = getattr(built_model, "aclose", None)
     if closer is not None:

@@ -117,6 +117,7 @@ class Runtime:
         self._closers: list[Any] = []
         self._calls = ToolCalls(self)
         self.config: Any = None  # the RuntimeConfig when built from a file
+        self.mcp: Any = None  # the McpToolset of its [[tools.mcp]] servers, when built from a file
 
     async def preview(self, session: Session | None = None) -> ModelRequest:
         """The request the model would get on the first step, without calling it."""
@@ -232,7 +233,7 @@ class Runtime:
         except anyio.get_cancelled_exc_class():
             answer_open_calls(session.messages, "cancelled before it finished")
             with anyio.CancelScope(shield=True):
-                await self._finish(ctx, RunOutcome(run_id, "", ctx.step, "cancelled", ctx.usage_total))
+                await self.finish(ctx, RunOutcome(run_id, "", ctx.step, "cancelled", ctx.usage_total))
             raise
         except Exception as exc:
             error = first_error(exc)
@@ -242,15 +243,17 @@ class Runtime:
                 self.events.emit(ev.PluginError.of(error, ctx.step))
             answer_open_calls(session.messages, "was not run: the run ended with an error")
             outcome = RunOutcome(run_id, "", ctx.step, "error", ctx.usage_total, error=str(error), failure=failure)
-            await self._finish(ctx, outcome)
+            await self.finish(ctx, outcome)
             if error is exc:
                 raise
             raise error from None
-        await self._finish(ctx, outcome)
+        await self.finish(ctx, outcome)
         return outcome
 
-    async def _finish(self, ctx: RunContext, outcome: RunOutcome) -> None:
-        """RunEnd for every plugin (one failing does not skip the others), then the trace's last event."""
+    async def finish(self, ctx: RunContext, outcome: RunOutcome) -> None:
+        """RunEnd for every plugin (one failing does not skip the others), then the trace's
+        last event. ``run`` calls it; a host that drives a run of its own (a gateway whose
+        client leaves) calls it to end that run."""
         try:
             _, failures = await self.host.call_each("greenroom_run_end", ctx=ctx, outcome=outcome)
             for failure in failures:

@@ -13,7 +13,8 @@ def to_tool_result(result: mcp_types.CallToolResult) -> ToolResult:
 
     Text parts are joined; structured content is kept in ``structured`` (and rendered as
     JSON when there is no text); images, audio and resources become short placeholders
-    (embedded text resources keep their text); ``isError`` becomes ``is_error``.
+    (embedded text resources keep their text); ``isError`` becomes ``is_error``. The
+    content blocks themselves are kept in ``blocks``.
     """
     parts = [_describe(block) for block in result.content]
     structured = result.structured_content
@@ -22,7 +23,9 @@ def to_tool_result(result: mcp_types.CallToolResult) -> ToolResult:
         text = json.dumps(structured, sort_keys=True, ensure_ascii=False, default=str)
     if not text and result.is_error:
         text = "the tool reported an error without details"
-    return ToolResult(content=text, is_error=bool(result.is_error), structured=structured)
+    # the blocks as the server sent them, so a gateway can pass them on unchanged
+    blocks = tuple(result.content)
+    return ToolResult(content=text, is_error=bool(result.is_error), structured=structured, blocks=blocks)
 
 
 def _describe(block: object) -> str:

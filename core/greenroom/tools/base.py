@@ -39,11 +39,17 @@ class ToolDescriptor:
 
 @attrs.frozen
 class ToolResult:
-    """What a tool call produced, as the model will read it."""
+    """What a tool call produced, as the model will read it.
+
+    ``blocks`` holds the result's content as its source gave it, for whoever passes
+    results on rather than reading them (``greenroom serve``): for an MCP tool, the
+    server's content blocks. None when the source had only text.
+    """
 
     content: str
     is_error: bool = False
     structured: Any = None
+    blocks: tuple[Any, ...] | None = None
 
     @classmethod
     def error(cls, message: str) -> ToolResult:

@@ -1,0 +1,178 @@
+"""The gateway's MCP server: what each request of a client becomes in greenroom.
+
+Every client connection gets its own run (``greenroom.serve.client``), started on its
+first request after ``initialize`` and ended when the connection closes; all of them share
+the one runtime (its upstream connections, its plugins, what they learn). ``tools/list``
+is the tools the client's current step would send a model; a call goes through
+greenroom's call path and its result keeps the upstream content as it was sent. When a
+call changes the tools (a strategy that adds the tools a search found), the client is
+told with ``notifications/tools/list_changed``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from greenroom.calls import ToolCalls
+from greenroom.mcp.sdk import mcp_types
+from greenroom.serve.client import ClientRun
+from greenroom.serve.results import to_call_result, to_mcp_tool
+from greenroom.serve.upstream import Upstream, mcp_servers
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import NotificationOptions, Server
+    from mcp.server.models import InitializationOptions
+
+    from greenroom.runtime import Runtime
+
+log = logging.getLogger("greenroom.serve")
+
+_STATE_KEY = "greenroom.client"
+INVALID_PARAMS = -32602
+
+
+class Gateway:
+    """One runtime served to any number of MCP clients."""
+
+    def __init__(self, runtime: Runtime, *, per_client: bool = False, name: str = "greenroom") -> None:
+        self.runtime = runtime
+        self.per_client = per_client
+        self.calls = ToolCalls(runtime)
+        self.upstream = Upstream(mcp_servers(runtime))
+        self.clients: set[ClientRun] = set()
+        self.instructions = ""
+        self.server = self._build(name)
+
+    async def prepare(self) -> None:
+        """Work out what a new client is told before it asks anything: the instructions."""
+        probe = ClientRun(self.runtime, self.calls)
+        view = await probe.start()
+        await probe.end()  # it made no call: nothing is learned from it
+        self.instructions = view.instructions
+        self.server.instructions = view.instructions or None
+
+    async def aclose(self) -> None:
+        """End every client's run still open (so what was learned is kept), then the runtime."""
+        with anyio.CancelScope(shield=True):
+            for run in list(self.clients):
+                await self._end(run)
+            await self.runtime.aclose()
+
+    # -- clients -------------------------------------------------------------------------
+    async def client(self, ctx: ServerRequestContext[Any, Any]) -> ClientRun:
+        """The run of the client that sent this request; started on its first request."""
+        conn = ctx.session._connection  # the per-client connection: its state and teardown
+        run: ClientRun | None = conn.state.get(_STATE_KEY)
+        if run is None:
+            params = conn.client_params
+            name = params.client_info.name if params is not None and self.per_client else None
+            run = ClientRun(self.runtime, self.calls, client_name=name)
+            conn.state[_STATE_KEY] = run
+            self.clients.add(run)
+            conn.exit_stack.push_async_callback(self._end, run)
+        await run.ready()
+        return run
+
+    async def _end(self, run: ClientRun) -> None:
+        self.clients.discard(run)
+        try:
+            await run.end()
+        except Exception:  # one client's end never stops the others' or the gateway's
+            log.warning("ending a client's run failed", exc_info=True)
+
+    # -- handlers ------------------------------------------------------------------------
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListToolsResult:
+        run = await self.client(ctx)
+        return mcp_types.ListToolsResult(tools=[to_mcp_tool(d) for d in run.view.tools])
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult:
+        run = await self.client(ctx)
+        result, changed = await run.call(params.name, params.arguments)
+        if changed:
+            try:
+                await ctx.session.send_tool_list_changed()
+            except Exception:  # a client that cannot take it asks tools/list itself
+                log.debug("could not send tools/list_changed", exc_info=True)
+        return to_call_result(result)
+
+    async def list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListPromptsResult:
+        return mcp_types.ListPromptsResult(prompts=await self.upstream.list_prompts())
+
+    async def get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.GetPromptRequestParams
+    ) -> mcp_types.GetPromptResult:
+        try:
+            return await self.upstream.get_prompt(params.name, params.arguments)
+        except KeyError as exc:
+            raise _invalid(str(exc.args[0])) from None
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListResourcesResult:
+        return mcp_types.ListResourcesResult(resources=await self.upstream.list_resources())
+
+    async def list_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListResourceTemplatesResult:
+        return mcp_types.ListResourceTemplatesResult(resource_templates=await self.upstream.list_templates())
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
+    ) -> mcp_types.ReadResourceResult:
+        try:
+            return await self.upstream.read_resource(str(params.uri))
+        except KeyError as exc:
+            raise _invalid(str(exc.args[0])) from None
+
+    def _build(self, name: str) -> Server[Any]:
+        from mcp.server.lowlevel import NotificationOptions, Server
+
+        class GatewayServer(Server[Any]):
+            """Says that the tools may change (they do, with a strategy that adds found tools)."""
+
+            def create_initialization_options(
+                self,
+                notification_options: NotificationOptions | None = None,
+                experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+                extensions: dict[str, dict[str, Any]] | None = None,
+            ) -> InitializationOptions:
+                options = notification_options or NotificationOptions(tools_changed=True)
+                return super().create_initialization_options(options, experimental_capabilities, extensions)
+
+        from greenroom import __version__
+
+        prompts: dict[str, Any] = {}
+        if self.upstream.servers:
+            prompts = {
+                "on_list_prompts": self.list_prompts,
+                "on_get_prompt": self.get_prompt,
+                "on_list_resources": self.list_resources,
+                "on_list_resource_templates": self.list_templates,
+                "on_read_resource": self.read_resource,
+            }
+        return GatewayServer(
+            name,
+            version=__version__,
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            **prompts,
+        )
+
+
+def _invalid(message: str) -> Exception:
+    from greenroom.mcp.sdk import MCPError
+
+    return MCPError(INVALID_PARAMS, message)
+
+
+__all__ = ["Gateway"]

@@ -1,0 +1,148 @@
+"""How the gateway is reached: stdio (one client), or streamable HTTP (any number).
+
+Over HTTP the gateway binds where it is told (loopback by default); with a token every
+request must carry ``Authorization: Bearer <token>``, else it is answered 401 before
+the MCP layer sees it. Either way the gateway ends cleanly: every client's run ends (what
+the plugins learned is kept) and the upstream servers stop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import Any
+
+import anyio
+from anyio.abc import TaskStatus
+
+from greenroom.serve.gateway import Gateway
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+async def serve_stdio(gateway: Gateway) -> None:
+    """Serve one client on stdin and stdout until it closes them."""
+    from mcp.server.stdio import stdio_server
+
+    try:
+        await gateway.prepare()
+        server = gateway.server
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        await gateway.aclose()
+
+
+class BearerAuth:
+    """An ASGI layer that lets through only requests bearing the token."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") == "http" and not self._allowed(scope):
+            body = json.dumps({"error": "unauthorized: send Authorization: Bearer <token>"}).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b'Bearer realm="greenroom"'),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+    def _allowed(self, scope: Scope) -> bool:
+        for key, value in scope.get("headers", ()):
+            if key.lower() == b"authorization":
+                return hmac.compare_digest(bytes(value), self._expected)
+        return False
+
+
+async def serve_http(
+    gateway: Gateway,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    path: str = "/mcp",
+    token: str | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> None:
+    """Serve any number of clients over streamable HTTP until interrupted."""
+    import uvicorn
+
+    try:
+        await gateway.prepare()
+        app: ASGIApp = gateway.server.streamable_http_app(streamable_http_path=path, host=host)
+        if token is not None:
+            app = BearerAuth(app, token)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        server = _server(config)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_stop_on_signal, server)
+            await tg.start(_serve, server)
+            # uvicorn says nothing when it is ready; polled so the address can be announced
+            while not server.started:
+                if server.should_exit:
+                    break
+                await anyio.sleep(0.02)
+            if server.started:
+                bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
+                where = f"[{host}]" if ":" in host else host
+                (announce or _to_stderr)(f"greenroom serve: listening on http://{where}:{bound}{path}")
+            await server.finished.wait()
+            tg.cancel_scope.cancel()
+    finally:
+        await gateway.aclose()
+
+
+def _server(config: Any) -> Any:
+    """uvicorn's server, without its own signal handling: uvicorn raises the signal again
+    once it stopped, which would end the process before the clients' runs end."""
+    import uvicorn  # loaded only when serving over HTTP
+
+    class Server(uvicorn.Server):
+        def __init__(self, config: uvicorn.Config) -> None:
+            super().__init__(config)
+            self.finished = anyio.Event()
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return Server(config)
+
+
+async def _serve(server: Any, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    task_status.started()
+    try:
+        await server.serve()
+    finally:
+        server.finished.set()
+
+
+async def _stop_on_signal(server: Any) -> None:
+    """SIGTERM or SIGINT: uvicorn stops, and then the gateway ends cleanly."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            server.should_exit = True
+            return
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+__all__ = ["BearerAuth", "serve_http", "serve_stdio"]

@@ -1,0 +1,131 @@
+"""The upstream MCP servers' prompts and resources, offered by the gateway under one roof.
+
+Prompts are named ``server__prompt``. Resources keep their URIs, unless two servers offer
+the same URI: then each is offered as ``greenroom://SERVER/<quoted uri>``. Asking for the
+lists starts the servers (they start lazily otherwise); a server that fails to start or
+has no prompts or resources offers none, and the others are still listed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import quote, unquote
+
+from greenroom.mcp.sdk import mcp_types
+
+if TYPE_CHECKING:
+    from greenroom.mcp import McpServer
+    from greenroom.runtime import Runtime
+
+log = logging.getLogger("greenroom.serve")
+
+SEP = "__"
+_NS = "greenroom://"
+T = TypeVar("T")
+
+
+def mcp_servers(runtime: Runtime) -> dict[str, McpServer]:
+    """The runtime's ``[[tools.mcp]]`` servers by name (none for a runtime without any)."""
+    toolset = runtime.mcp
+    return dict(toolset.servers) if toolset is not None else {}
+
+
+async def on_server(server: McpServer, use: Callable[[Any], Awaitable[T]]) -> T:
+    """``use(client_session)`` with the server's live session, in the loop that owns it."""
+    from greenroom.mcp.passthrough import on_session
+
+    return await on_session(server, use)
+
+
+def _offers(server: McpServer, capability: str) -> bool:
+    from greenroom.mcp.passthrough import offers
+
+    return offers(server, capability)
+
+
+class Upstream:
+    """Prompts and resources of every upstream server, namespaced."""
+
+    def __init__(self, servers: dict[str, McpServer]) -> None:
+        self.servers = servers
+        self._uris: dict[str, tuple[str, str]] = {}  # offered uri -> (server, its own uri)
+
+    async def _each(self, capability: str, use: Callable[[Any], Awaitable[T]]) -> list[tuple[str, T]]:
+        out: list[tuple[str, T]] = []
+        for name, server in self.servers.items():
+            try:
+                await on_server(server, lambda s: _noop(s))
+                if not _offers(server, capability):
+                    continue
+                out.append((name, await on_server(server, use)))
+            except Exception as exc:  # one server's trouble hides only its own offers
+                log.info("MCP server %r: no %s listed (%s)", name, capability, exc)
+        return out
+
+    # -- prompts ---------------------------------------------------------------------------
+    async def list_prompts(self) -> list[mcp_types.Prompt]:
+        listed = await self._each("prompts", lambda s: s.list_prompts())
+        return [p.model_copy(update={"name": f"{srv}{SEP}{p.name}"}) for srv, res in listed for p in res.prompts]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> mcp_types.GetPromptResult:
+        srv, sep, own = name.partition(SEP)
+        if not sep or srv not in self.servers:
+            raise KeyError(f"no prompt named {name!r}")
+        result: mcp_types.GetPromptResult = await on_server(self.servers[srv], lambda s: s.get_prompt(own, arguments))
+        return result
+
+    # -- resources -------------------------------------------------------------------------
+    async def list_resources(self) -> list[mcp_types.Resource]:
+        listed = await self._each("resources", lambda s: s.list_resources())
+        counts: dict[str, int] = {}
+        for _, res in listed:
+            for r in res.resources:
+                counts[str(r.uri)] = counts.get(str(r.uri), 0) + 1
+        out: list[mcp_types.Resource] = []
+        for srv, res in listed:
+            for r in res.resources:
+                uri = str(r.uri)
+                offered = uri if counts[uri] == 1 else f"{_NS}{srv}/{quote(uri, safe='')}"
+                self._uris[offered] = (srv, uri)
+                out.append(r if offered == uri else r.model_copy(update={"uri": offered}))
+        return out
+
+    async def list_templates(self) -> list[mcp_types.ResourceTemplate]:
+        listed = await self._each("resources", lambda s: s.list_resource_templates())
+        return [t for _, res in listed for t in res.resource_templates]
+
+    def _route(self, uri: str) -> tuple[str, str] | None:
+        known = self._uris.get(uri)
+        if known is not None:
+            return known
+        if uri.startswith(_NS):
+            srv, _, quoted = uri[len(_NS) :].partition("/")
+            if srv in self.servers:
+                return srv, unquote(quoted)
+        return None
+
+    async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
+        route = self._route(uri)
+        if route is None:
+            if not self._uris:
+                await self.list_resources()
+                route = self._route(uri)
+            if route is None and len(self.servers) == 1:  # a template's URI: one server can only mean that one
+                route = (next(iter(self.servers)), uri)
+        if route is None:
+            raise KeyError(f"no resource {uri!r}")
+        srv, own = route
+        result: mcp_types.ReadResourceResult = await on_server(self.servers[srv], lambda s: s.read_resource(own))
+        if own != uri:  # the client asked by the offered URI: answer with it
+            contents = [c.model_copy(update={"uri": uri}) if str(c.uri) == own else c for c in result.contents]
+            result = result.model_copy(update={"contents": contents})
+        return result
+
+
+async def _noop(session: Any) -> None:
+    return None
+
+
+__all__ = ["SEP", "Upstream", "mcp_servers", "on_server"]
