@@ -1,0 +1,130 @@
+"""The new-process measurements of ``benchmarks/scale.py``: what a user waits for when a
+command starts, and what it holds in memory.
+
+Each child runs with ``GREENROOM_HOME`` in a temporary folder: "cold" is a fresh folder
+(no disk cache of any catalog), "warm" the same folder after a run has filled it. The
+operating system's file cache is warm in both (the catalog file was just written). A
+child's wall time and peak resident memory come from ``os.wait4``, so they are the
+child's own, not the sum of every child so far.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+RSS_UNIT = 1 if sys.platform == "darwin" else 1024  # ru_maxrss is bytes on macOS, KiB on Linux
+
+TOKENIZER_LOAD = (
+    "import time; started = time.perf_counter(); from greenroom.tokens import count_tokens; "
+    "count_tokens('hello world'); print(time.perf_counter() - started)"
+)
+
+
+@dataclass
+class Child:
+    """One finished child process."""
+
+    seconds: float
+    peak_mb: float
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class ChildFailed(RuntimeError):
+    """A child exited with an error; the message holds its last lines."""
+
+
+def run_child(cmd: list[str], env: dict[str, str], timeout: float = 600) -> Child:
+    """Run ``cmd`` to the end; its wall time and its own peak RSS."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        killer = threading.Timer(timeout, proc.kill)  # a hung child must not hang the benchmark
+        killer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            killer.cancel()
+        seconds = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace")
+    return Child(seconds, usage.ru_maxrss * RSS_UNIT / 2**20, proc.returncode, stdout, stderr)
+
+
+def checked(cmd: list[str], env: dict[str, str]) -> Child:
+    child = run_child(cmd, env)
+    if child.returncode != 0:
+        tail = "\n".join((child.stderr or child.stdout).strip().splitlines()[-6:])
+        raise ChildFailed(f"exit {child.returncode}: {tail}")
+    return child
+
+
+def _env(home: str) -> dict[str, str]:
+    return {**os.environ, "GREENROOM_HOME": home, "COLUMNS": "80", "NO_COLOR": "1"}
+
+
+def greenroom(*args: str) -> list[str]:
+    return [sys.executable, "-m", "greenroom.cli", *args]
+
+
+def session_start(config: Path, repeat: int) -> dict[str, Any]:
+    """``greenroom run CONFIG hi`` (the scripted model answers at once) in a new process,
+    with cold and warm disk caches: medians of wall time, and peak memory."""
+    cmd = greenroom("run", str(config), "hi")
+    cold: list[Child] = []
+    warm: list[Child] = []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="greenroom-scale-home-") as home:
+            cold.append(checked(cmd, _env(home)))
+            warm.append(checked(cmd, _env(home)))
+    return {
+        "cold_ms": statistics.median(c.seconds for c in cold) * 1000,
+        "warm_ms": statistics.median(c.seconds for c in warm) * 1000,
+        "cold_peak_mb": max(c.peak_mb for c in cold),
+        "warm_peak_mb": max(c.peak_mb for c in warm),
+        "peak_mb": max(c.peak_mb for c in [*cold, *warm]),
+    }
+
+
+def startup(repeat: int) -> dict[str, Any]:
+    """Tokenizer load and ``greenroom --help``, each in a fresh process, against
+    ``python -c "import pluggy"``, taken in turns so load on the machine hits all alike."""
+    base_cmd = [sys.executable, "-c", "import pluggy"]
+    token_cmd = [sys.executable, "-c", TOKENIZER_LOAD]
+    help_cmd = greenroom("--help")
+    with tempfile.TemporaryDirectory(prefix="greenroom-scale-home-") as home:
+        env = _env(home)
+        for cmd in (base_cmd, token_cmd, help_cmd):  # warm the file cache and .pyc files
+            checked(cmd, env)
+        base: list[float] = []
+        token_wall: list[float] = []
+        token_load: list[float] = []
+        helps: list[float] = []
+        for _ in range(repeat):
+            base.append(checked(base_cmd, env).seconds)
+            child = checked(token_cmd, env)
+            token_wall.append(child.seconds)
+            token_load.append(float(child.stdout.strip().splitlines()[-1]))
+            helps.append(checked(help_cmd, env).seconds)
+    pluggy = statistics.median(base)
+    return {
+        "pluggy_ms": pluggy * 1000,
+        "tokenizer_load_ms": statistics.median(token_load) * 1000,
+        "tokenizer_process_ms": statistics.median(token_wall) * 1000,
+        "tokenizer_ratio": statistics.median(token_wall) / pluggy,
+        "help_ms": statistics.median(helps) * 1000,
+        "help_ratio": statistics.median(helps) / pluggy,
+    }
