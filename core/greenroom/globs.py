@@ -1,9 +1,10 @@
 """Tool-name globs: case-sensitive, anchored to the whole name, with ``{a,b}``.
 
-Placement rules and the tool policy (``[tools.policy]``) use the same globs. The policy also asks what a glob says about every name that starts
-with a prefix (``could_match_prefixed``, ``matches_every_prefixed``): an MCP server's
-tools are all named ``server__...``, so a policy can hide a whole server before it has
-ever been started and listed.
+Placement rules and the tool policy (``[tools.policy]``) use the same globs. The policy
+also asks what a glob says about every name that starts with a prefix
+(``could_match_prefixed``, ``matches_every_prefixed``): an MCP server's tools are all
+named ``server__...``, so a policy can hide a whole server before it has ever been
+started and listed.
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ class ToolsConfig:
     catalogs: tuple[str, ...] = ()
     mcp: tuple[McpServerConfig, ...] = ()
     groups: tuple[GroupConfig, ...] = ()
-    policy: ToolPolicy = ToolPolicy()
+    policy: ToolPolicy = attrs.field(factory=ToolPolicy)
 
 
 @attrs.frozen

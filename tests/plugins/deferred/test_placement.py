@@ -9,9 +9,9 @@ import pytest
 
 from greenroom import ToolDescriptor
 from greenroom.config import ConfigError, load_config
+from greenroom.globs import GlobError, check_glob, matches
 from greenroom.tools import CatalogTool
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin, Placement, PlacementSource, Rule
-from greenroom.globs import GlobError, check_glob, matches
 
 
 def catalog_tool(name: str, size: int = 400, **kw: Any) -> CatalogTool:

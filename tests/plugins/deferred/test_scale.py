@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 import pytest
+from scale_testutil import scale_catalog
 
 from greenroom import ToolDescriptor, count_tokens
 from greenroom.models import ModelRequest
@@ -17,7 +18,6 @@ from greenroom.providers.scripted import ScriptedModel
 from greenroom.tools.catalog import CatalogTool
 from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
 from greenroom_deferred.listing import budgeted_listing
-from scale_testutil import scale_catalog
 
 pytestmark = pytest.mark.anyio
 SIZE = 100_000
@@ -44,7 +44,7 @@ def test_the_listing_of_100k_tools_fits_its_budget_and_shows_every_group() -> No
     assert all(count >= 1 for count in shown.values()), "every group shows some of its names"
     assert sum(shown.values()) > 300  # as many names as fit, not a bare count
     assert liked in text  # what priors say is used comes first
-    assert 'group:NAME' in text
+    assert "group:NAME" in text
 
 
 def test_a_budget_too_small_for_every_group_shows_the_largest_and_says_how_many_more() -> None:
