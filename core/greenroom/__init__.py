@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from greenroom.compose import build_runtime, load_runtime_config
     from greenroom.config import AgentConfig, ConfigError, RuntimeConfig
     from greenroom.context import Decision, RunContext, RunOutcome
+    from greenroom.digest_cache import DigestCache, default_digest_cache, use_digest_cache
     from greenroom.events import (
         Event,
         EventBus,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         TraceWriter,
     )
     from greenroom.failures import PluginHookError, RunFailure
+    from greenroom.globs import GlobError, check_glob, glob_matches, matches_any
     from greenroom.hookspecs import hookspec
     from greenroom.models import (
         HostedSearch,
@@ -48,10 +50,12 @@ if TYPE_CHECKING:
         Usage,
         supports_native_tool_search,
     )
-    from greenroom.plugins import Plugin, hookimpl, make_plugin_host
+    from greenroom.plugins import Plugin, discover_plugins, hookimpl, make_plugin_host
+    from greenroom.policy import HiddenBy, HideReason, ToolPolicy, ToolScope
     from greenroom.providers.scripted import PolicyModel
     from greenroom.redact import public_url
     from greenroom.runtime import Runtime
+    from greenroom.scoped import Catalog, GroupView, ScopedTools
     from greenroom.search import (
         Ranking,
         ScoredTool,
@@ -76,6 +80,7 @@ if TYPE_CHECKING:
         tool_json,
         tool_tokens,
     )
+    from greenroom.tool_costs import CostField, tool_cost, tool_costs
     from greenroom.tools import (
         CatalogError,
         CatalogTool,
@@ -87,10 +92,7 @@ if TYPE_CHECKING:
         load_catalog,
         tool,
     )
-    from greenroom.globs import GlobError, check_glob, glob_matches, matches_any
-    from greenroom.policy import HiddenBy, HideReason, ToolPolicy, ToolScope
-    from greenroom.plugins import discover_plugins
-    from greenroom.scoped import Catalog, GroupView, ScopedTools
+    from greenroom.tools.catalog import descriptors_digest
     from greenroom.tools.groups import ToolGroup
     from greenroom.tools.schema_problem import SchemaFault, SchemaProblem
     from greenroom.tools.toolset import ToolSet
@@ -195,6 +197,13 @@ _EXPORTS: dict[str, str] = {
     "ScopedTools": "greenroom.scoped",
     "discover_plugins": "greenroom.plugins",
     "ToolSet": "greenroom.tools.toolset",
+    "DigestCache": "greenroom.digest_cache",
+    "default_digest_cache": "greenroom.digest_cache",
+    "use_digest_cache": "greenroom.digest_cache",
+    "CostField": "greenroom.tool_costs",
+    "tool_cost": "greenroom.tool_costs",
+    "tool_costs": "greenroom.tool_costs",
+    "descriptors_digest": "greenroom.tools.catalog",
     "SchemaFault": "greenroom.tools.schema_problem",
     "SchemaProblem": "greenroom.tools.schema_problem",
 }
@@ -202,15 +211,22 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
     "AgentConfig",
+    "Catalog",
     "CatalogError",
     "CatalogTool",
     "ConfigError",
+    "CostField",
     "Decision",
+    "DigestCache",
     "Event",
     "EventBus",
     "FileInUse",
     "FunctionTool",
+    "GlobError",
     "GroupLoaded",
+    "GroupView",
+    "HiddenBy",
+    "HideReason",
     "HostedSearch",
     "LiveView",
     "Message",
@@ -236,6 +252,7 @@ __all__ = [
     "SchemaFault",
     "SchemaProblem",
     "Scope",
+    "ScopedTools",
     "ScoredTool",
     "SearchQuery",
     "Session",
@@ -250,21 +267,11 @@ __all__ = [
     "ToolDescriptor",
     "ToolExecuted",
     "ToolGroup",
-    "GlobError",
-    "check_glob",
-    "glob_matches",
-    "matches_any",
-    "HiddenBy",
-    "HideReason",
-    "ToolPolicy",
-    "ToolScope",
-    "GroupView",
-    "Catalog",
-    "ScopedTools",
-    "discover_plugins",
     "ToolPlacement",
+    "ToolPolicy",
     "ToolPriors",
     "ToolResult",
+    "ToolScope",
     "ToolSet",
     "ToolUnusable",
     "ToolUsage",
@@ -272,9 +279,14 @@ __all__ = [
     "Usage",
     "build_runtime",
     "chars4",
+    "check_glob",
     "compact_json",
     "count_tokens",
     "count_tokens_upto",
+    "default_digest_cache",
+    "descriptors_digest",
+    "discover_plugins",
+    "glob_matches",
     "held_session",
     "hookimpl",
     "hookspec",
@@ -283,6 +295,7 @@ __all__ = [
     "load_catalog",
     "load_runtime_config",
     "make_plugin_host",
+    "matches_any",
     "message_tokens",
     "normalize_term",
     "parameters_json",
@@ -294,10 +307,13 @@ __all__ = [
     "state_dir",
     "supports_native_tool_search",
     "tool",
+    "tool_cost",
+    "tool_costs",
     "tool_json",
     "tool_text",
     "tool_tokens",
     "top_band",
+    "use_digest_cache",
     "write_json_atomic",
 ]
 

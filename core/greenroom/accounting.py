@@ -16,28 +16,79 @@ from typing import Any
 
 from greenroom import events as ev
 from greenroom.models import Message, ModelRequest
-from greenroom.tokens import compact_json, count_tokens, tool_json, tool_tokens
+from greenroom.tokens import compact_json, count_tokens, tool_json
+from greenroom.tool_costs import tool_costs
 from greenroom.tools import ToolDescriptor
+
+
+class _ToolsArray:
+    """What was worked out for one tools array: the hash of its definitions, each one's
+    tokens, and its names."""
+
+    __slots__ = ("counts", "deferred", "hash", "names", "tokens", "tools")
+
+    def __init__(self, tools: tuple[ToolDescriptor, ...], h: Any, counts: list[int]) -> None:
+        self.tools = tools
+        self.hash = h
+        self.counts = counts
+        self.tokens = sum(counts)
+        self.names = tuple(d.name for d in tools)
+        # the names left to a hosted search, theirs in array order, their tokens, and
+        # what they add to the prefix hash
+        self.deferred: tuple[frozenset[str], tuple[str, ...], int, bytes] = (frozenset(), (), 0, b"")
+
+    def left_to_search(self, deferred: frozenset[str]) -> tuple[tuple[str, ...], int, bytes]:
+        """The array's names among ``deferred``, their tokens, and the prefix hash's part
+        for them (worked out once per set: a native step sends every tool and marks the
+        same ones again)."""
+        if self.deferred[0] != deferred:
+            names = tuple(n for n in self.names if n in deferred)
+            tokens = sum(c for n, c in zip(self.names, self.counts, strict=True) if n in deferred)
+            part = b"\x00deferred\x00" + _utf8("\n".join(sorted(deferred)))
+            self.deferred = (deferred, names, tokens, part)
+        return self.deferred[1:]
+
+
+_TEXTS_LIMIT = 8192
+"""Definitions whose JSON text is kept between arrays (an inject step re-hashes the array
+with one tool more); an array larger than this is hashed again only when it changes."""
 
 
 class RequestAccounting:
     """Counts what each request sends, reusing what the previous request already counted.
 
     One per runtime: the tools-array digest and the history count carry from step to step.
+    A step whose tools array is the previous one costs identity checks only; token counts
+    of definitions come from ``tool_costs`` (kept on disk by catalog digest).
     """
 
     def __init__(self) -> None:
-        self._token_cache: dict[int, tuple[Any, int]] = {}
+        self._texts: dict[int, tuple[ToolDescriptor, str]] = {}
         self._history_tokens: tuple[tuple[Message, ...], int] = ((), 0)
-        self._tools_digest: tuple[tuple[ToolDescriptor, ...], Any, int] = ((), hashlib.sha256(), 0)
+        self._array = _ToolsArray((), hashlib.sha256(), [])
 
-    def _cached_tool_tokens(self, d: ToolDescriptor) -> tuple[str, int]:
-        hit = self._token_cache.get(id(d))
-        if hit is None or hit[0][0] is not d:
-            text = tool_json(d)
-            hit = ((d, text), tool_tokens(d))
-            self._token_cache[id(d)] = hit
-        return hit[0][1], hit[1]
+    def _text(self, d: ToolDescriptor) -> str:
+        hit = self._texts.get(id(d))
+        if hit is not None and hit[0] is d:
+            return hit[1]
+        text = tool_json(d)
+        if len(self._texts) >= _TEXTS_LIMIT:
+            del self._texts[next(iter(self._texts))]
+        self._texts[id(d)] = (d, text)
+        return text
+
+    def _tools_array(self, tools: tuple[ToolDescriptor, ...]) -> _ToolsArray:
+        seen = self._array
+        # the same definitions as last step: identity checks only (tuple equality compares
+        # identity first, item by item, in C)
+        if seen.tools is tools or seen.tools == tools:
+            return seen
+        h = hashlib.sha256()
+        for d in tools:
+            h.update(_utf8(self._text(d)))
+            h.update(b"\n")
+        self._array = _ToolsArray(tools, h, tool_costs(tools, "definition_tokens"))
+        return self._array
 
     def _messages_tokens(self, messages: Sequence[Message]) -> int:
         """Tokens of a history, counting only what was appended since the last request
@@ -54,24 +105,16 @@ class RequestAccounting:
 
     def describe_request(self, request: ModelRequest, *, hosted_search: bool = False) -> ev.RequestSent:
         """Token counts of the three parts of a request and the cacheable-prefix hash."""
-        tools = tuple(request.tools)
-        seen_tools, seen_hash, seen_tokens = self._tools_digest
-        if seen_tools == tools:  # the same definitions as last step: identity checks only
-            h, tools_tok = seen_hash.copy(), seen_tokens
-        else:
-            h = hashlib.sha256()
-            tools_tok = 0
-            for d in tools:
-                text, n = self._cached_tool_tokens(d)
-                tools_tok += n
-                h.update(_utf8(text))
-                h.update(b"\n")
-            self._tools_digest = (tools, h.copy(), tools_tok)
+        array = self._tools_array(tuple(request.tools))
+        h = array.hash.copy()
+        tools_tok = array.tokens
         # tools left to the provider's hosted search are not rendered into the prompt
         deferred = request.deferred if hosted_search else frozenset()
+        deferred_names: tuple[str, ...] = ()
         if deferred:
-            tools_tok -= sum(self._cached_tool_tokens(d)[1] for d in tools if d.name in deferred)
-            h.update(b"\x00deferred\x00" + _utf8("\n".join(sorted(deferred))))
+            deferred_names, deferred_tok, part = array.left_to_search(deferred)
+            tools_tok -= deferred_tok
+            h.update(part)
         stable = "\n\n".join(s.text for s in request.system if s.stable)
         h.update(b"\x00system\x00" + _utf8(stable))
         messages_tok = self._messages_tokens(request.messages)
@@ -81,8 +124,8 @@ class RequestAccounting:
             tools_tokens=tools_tok,
             messages_tokens=messages_tok,
             prefix_hash=h.hexdigest()[:16],
-            tool_names=tuple(d.name for d in request.tools),
-            deferred_tools=tuple(d.name for d in request.tools if d.name in deferred),
+            tool_names=array.names,
+            deferred_tools=deferred_names,
         )
 
 

@@ -22,9 +22,9 @@ from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig
 from greenroom.findings import Findings, Level
 from greenroom.mcp.checks import check_mcp
 from greenroom.tools import Tool, ToolDescriptor, tool
-from greenroom.tools.catalog import CatalogError, load_catalog
+from greenroom.tools.catalog import CatalogError, load_catalog, schema_origin
 from greenroom.tools.groups import ToolGroup
-from greenroom.tools.schema_check import load_problem, meta_schema_problem
+from greenroom.tools.schema_check import catalog_problems, full_problem
 from greenroom.tools.schema_problem import SchemaProblem
 
 if TYPE_CHECKING:
@@ -94,10 +94,10 @@ def _at(cfg: RuntimeConfig, where: str, exc: BaseException, ref: str) -> ConfigE
 
 def schema_problems(schema: Any) -> list[SchemaProblem]:
     """What makes ``schema`` unusable: what a run finds when the tool loads, and else
-    what the dialect's meta-schema rejects (a run finds that at the tool's first call)."""
-    found = load_problem(schema)
-    if found is None:
-        found = meta_schema_problem(schema)
+    what the dialect's meta-schema rejects (a run finds that at the tool's first call).
+    A catalog's schemas are checked all at once, and kept under its digest."""
+    origin = schema_origin(schema)
+    found = catalog_problems(origin[0], full=True).get(origin[1]) if origin is not None else full_problem(schema)
     return [found] if found is not None else []
 
 

@@ -4,16 +4,116 @@ The format is one tool per line (JSONL) or a JSON list of objects:
 ``{"name", "description", "parameters" (JSON Schema or null), "group" (or null)}``, the
 format of the evaluation datasets. Such tools can be listed, deferred, searched and
 benchmarked; executing one returns an error result.
+
+A loaded catalog knows its digest (of the file's bytes), and each tool's parameter schema
+knows the catalog and the position it came from (``CatalogSchema``). What is costly to
+derive from a catalog of 100,000 tools (schema checks, token counts) is then computed for
+the whole catalog at once and kept on disk under that digest (``greenroom.digest_cache``),
+and found again without serialising a single schema.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from greenroom.tools.base import ToolCallContext, ToolDescriptor, ToolResult
+
+
+class CatalogFile:
+    """One catalog as loaded: where it came from, the digest of its bytes (and of how
+    it was read), and its descriptors by position. ``derived`` keeps, for this process,
+    what was derived from the whole catalog (by the digest cache's namespace)."""
+
+    __slots__ = ("__weakref__", "derived", "descriptors", "digest", "source")
+
+    def __init__(self, source: str, digest: str) -> None:
+        self.source = source
+        self.digest = digest
+        self.descriptors: list[ToolDescriptor] = []
+        self.derived: dict[str, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self.descriptors)
+
+    def __repr__(self) -> str:
+        return f"CatalogFile({self.source!r}, {len(self.descriptors)} tools, digest {self.digest[:12]})"
+
+
+class CatalogSchema(dict[str, Any]):
+    """A catalog tool's parameter schema: a plain JSON object that also knows the catalog
+    and position it was loaded at, which survives ``attrs.evolve`` of its descriptor.
+
+    Copies and pickles are plain dicts: the catalog stays with the schema it loaded."""
+
+    __slots__ = ("catalog", "index")
+    catalog: CatalogFile
+    index: int
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))
+
+
+def schema_origin(schema: Any) -> tuple[CatalogFile, int] | None:
+    """The catalog and position a parameter schema was loaded at, or None."""
+    if type(schema) is not CatalogSchema:
+        return None
+    return schema.catalog, schema.index
+
+
+def catalog_entry(descriptor: ToolDescriptor) -> tuple[CatalogFile, int] | None:
+    """The catalog and position ``descriptor`` was loaded at, when its name, description
+    and schema are still those of that entry (its group may differ); else None."""
+    origin = schema_origin(descriptor.parameters)
+    if origin is None:
+        return None
+    loaded = origin[0].descriptors[origin[1]]
+    if loaded is descriptor or (loaded.name == descriptor.name and loaded.description == descriptor.description):
+        return origin
+    return None
+
+
+def descriptors_digest(descriptors: Iterable[ToolDescriptor]) -> str:
+    """A digest of descriptors in order, everything about each included (name,
+    description, schema, group, deferrable): the key of anything derived from them as a
+    whole, a search index say. Descriptors of a catalog file cost a lookup each (a run of
+    consecutive entries is one record); others are serialised."""
+    from greenroom.tokens import compact_json
+
+    h = hashlib.blake2b(digest_size=20)
+    run: list[Any] = []  # [catalog, first index, last index]
+
+    def flush() -> None:
+        if run:
+            h.update(f"c {run[0].digest} {run[1]} {run[2]}\n".encode("ascii"))
+            run.clear()
+
+    for d in descriptors:
+        origin = catalog_entry(d)
+        if origin is not None:
+            catalog, i = origin
+            loaded = catalog.descriptors[i]
+            if d.group == loaded.group and d.deferrable == loaded.deferrable:
+                if run and run[0] is catalog and run[2] == i - 1:
+                    run[2] = i
+                else:
+                    flush()
+                    run.extend((catalog, i, i))
+                continue
+            flush()  # the entry's own name, description and schema, in another group
+            record = compact_json([catalog.digest, i, d.group, d.deferrable])
+            h.update(b"e " + record.encode("utf-8", "surrogatepass") + b"\n")
+            continue
+        flush()
+        record = compact_json([d.name, d.description, d.parameters, d.group, d.deferrable])
+        h.update(b"d " + record.encode("utf-8", "surrogatepass") + b"\n")
+    flush()
+    return h.hexdigest()
 
 
 class CatalogTool:
@@ -23,6 +123,7 @@ class CatalogTool:
     the model a clear error instead of a crash.
     """
 
+    __slots__ = ("_descriptor", "source")
     timeout: float | None = None
 
     def __init__(self, descriptor: ToolDescriptor, source: str) -> None:
@@ -40,71 +141,183 @@ class CatalogTool:
         )
 
 
-_KEYS = {"name", "description", "parameters", "group", "deferrable", "annotations"}
+_KEYS = frozenset({"name", "description", "parameters", "group", "deferrable", "annotations"})
+
+_CHUNK = 512
+"""JSONL lines parsed together: one parse per chunk shares the strings of repeated keys
+("type", "properties", ...) within it, which per-line parsing copies on every line (about
+a fifth of a big catalog's memory)."""
+
+DIGEST_VERSION = 1
+"""Part of every catalog digest: bump it when loading changes what a position holds."""
 
 
 class CatalogError(ValueError):
     pass
 
 
-def _records(path: Path) -> Iterator[tuple[str, Any]]:
+def _read(path: Path) -> bytes:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_bytes()
     except FileNotFoundError:
         raise CatalogError(f"{path}: catalog file not found") from None
+
+
+def _records(path: Path, data: bytes) -> Iterator[tuple[int, Any]]:
+    """``(key, record)``: the line number of each JSONL record, or the index of each
+    record of a JSON list."""
     if path.suffix == ".json":
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            loaded = json.loads(data)
+        except (ValueError, RecursionError) as exc:  # a UnicodeDecodeError is a ValueError
             raise CatalogError(f"{path}: not valid JSON: {exc}") from None
-        if isinstance(data, dict) and "tools" in data:
-            data = data["tools"]
-        if not isinstance(data, list):
+        if isinstance(loaded, dict) and "tools" in loaded:
+            loaded = loaded["tools"]
+        if not isinstance(loaded, list):
             raise CatalogError(f"{path}: expected a list of tools (or {{'tools': [...]}})")
-        for i, item in enumerate(data):
-            yield f"{path}: tools[{i}]", item
+        yield from enumerate(loaded)
         return
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    chunk: list[tuple[int, bytes]] = []
+    for lineno, line in _lines(data):
+        if line.strip():
+            chunk.append((lineno, line))
+            if len(chunk) >= _CHUNK:
+                yield from _parse_chunk(path, chunk)
+                chunk = []
+    yield from _parse_chunk(path, chunk)
+
+
+def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """Numbered lines, split at line feeds only (a JSON string may hold U+2028, which
+    ``splitlines`` would cut at), without a list of them all."""
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # a byte order mark
+    lineno = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = len(data)
+        lineno += 1
+        yield lineno, data[start:end]
+        start = end + 1
+
+
+def _parse_chunk(path: Path, chunk: list[tuple[int, bytes]]) -> list[tuple[int, Any]]:
+    """The chunk's lines parsed as one JSON list; when that fails, or yields a different
+    number of values (a line holding two), line by line, for the same error as ever."""
+    if not chunk:
+        return []
+    try:
+        items = json.loads(b"[" + b",\n".join(line for _, line in chunk) + b"]")
+        if isinstance(items, list) and len(items) == len(chunk):
+            return [(lineno, item) for (lineno, _), item in zip(chunk, items, strict=True)]
+    except (ValueError, RecursionError):
+        pass
+    out = []
+    for lineno, line in chunk:
         try:
-            yield f"{path}:{lineno}", json.loads(line)
+            out.append((lineno, json.loads(line.decode("utf-8"))))
+        except UnicodeDecodeError as exc:
+            raise CatalogError(f"{path}:{lineno}: not UTF-8 text: {exc}") from None
         except json.JSONDecodeError as exc:
             raise CatalogError(f"{path}:{lineno}: not valid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise CatalogError(f"{path}:{lineno}: nested too deeply to read") from None
+    return out
 
 
-def descriptor_from_record(where: str, item: Any) -> ToolDescriptor:
+class _Malformed(ValueError):
+    """A record that is not a tool; its location is added by the caller."""
+
+
+def _fields(item: Any) -> tuple[str, dict[str, Any]]:
+    """The record's name and parameter schema, once the record is found well formed."""
     if not isinstance(item, dict):
-        raise CatalogError(f"{where}: expected an object, got {type(item).__name__}")
-    unknown = set(item) - _KEYS
-    if unknown:
-        raise CatalogError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        raise _Malformed(f"expected an object, got {type(item).__name__}")
+    if not _KEYS.issuperset(item):
+        raise _Malformed(f"unknown key(s) {', '.join(sorted(set(item) - _KEYS))}")
     name = item.get("name")
     if not isinstance(name, str) or not name:
-        raise CatalogError(f"{where}: 'name' must be a non-empty string")
+        raise _Malformed("'name' must be a non-empty string")
     params = item.get("parameters") or {"type": "object", "properties": {}}
     if not isinstance(params, dict):
-        raise CatalogError(f"{where}: 'parameters' of {name!r} must be a JSON Schema object")
+        raise _Malformed(f"'parameters' of {name!r} must be a JSON Schema object")
+    return name, params
+
+
+def _descriptor(item: dict[str, Any], name: str, parameters: dict[str, Any]) -> ToolDescriptor:
     return ToolDescriptor(
         name=name,
         description=str(item.get("description") or ""),
-        parameters=params,
+        parameters=parameters,
         group=item.get("group"),
         deferrable=item.get("deferrable", "automatic"),
     )
 
 
-def load_catalog(path: str | Path, *, limit: int | None = None) -> list[CatalogTool]:
-    """Read a catalog file into descriptor-only tools (first ``limit`` if given)."""
-    p = Path(path)
-    out: list[CatalogTool] = []
+def descriptor_from_record(where: str, item: Any) -> ToolDescriptor:
+    """The descriptor a catalog record stands for; ``CatalogError`` (at ``where``) for a
+    malformed one."""
+    try:
+        name, params = _fields(item)
+    except _Malformed as exc:
+        raise CatalogError(f"{where}: {exc}") from None
+    return _descriptor(item, name, params)
+
+
+def catalog_digest(data: bytes, *, kind: str, limit: int | None) -> str:
+    """The digest of a catalog's bytes, read as ``kind`` and cut at ``limit``."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"greenroom-catalog {DIGEST_VERSION} {kind} {limit}\n".encode("ascii"))
+    h.update(data)
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused: reading 100,000 tools makes millions of objects,
+    none of them garbage, and the collections they trigger scan them all again and again
+    (more than half the time of a read)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def read_catalog(path: str | Path, *, limit: int | None = None) -> CatalogFile:
+    """Read a catalog file (first ``limit`` tools if given): its digest and descriptors,
+    whose schemas are ``CatalogSchema``s of it."""
+    with _no_collection():
+        return _read_catalog(Path(path), limit)
+
+
+def _read_catalog(p: Path, limit: int | None) -> CatalogFile:
+    data = _read(p)
+    kind = "json" if p.suffix == ".json" else "jsonl"
+    catalog = CatalogFile(str(p), catalog_digest(data, kind=kind, limit=limit))
+    out = catalog.descriptors
     seen: set[str] = set()
-    for where, item in _records(p):
-        d = descriptor_from_record(where, item)
-        if d.name in seen:
+    for key, item in _records(p, data):
+        try:
+            name, params = _fields(item)
+        except _Malformed as exc:
+            where = f"{p}: tools[{key}]" if kind == "json" else f"{p}:{key}"
+            raise CatalogError(f"{where}: {exc}") from None
+        if name in seen:
             continue  # catalogs merged from several sources repeat names; keep the first
-        seen.add(d.name)
-        out.append(CatalogTool(d, str(p)))
+        seen.add(name)
+        schema = CatalogSchema(params)
+        schema.catalog, schema.index = catalog, len(out)
+        out.append(_descriptor(item, name, schema))
         if limit is not None and len(out) >= limit:
             break
-    return out
+    return catalog
+
+
+def load_catalog(path: str | Path, *, limit: int | None = None) -> list[CatalogTool]:
+    """Read a catalog file into descriptor-only tools (first ``limit`` if given)."""
+    with _no_collection():
+        catalog = _read_catalog(Path(path), limit)
+        return [CatalogTool(d, catalog.source) for d in catalog.descriptors]

@@ -15,6 +15,10 @@ that carries it. Two checks find such schemas before a call does:
 
 Remote ``$ref`` targets are never fetched: a validator built by ``validator_for`` knows
 only the schema and the dialects' meta-schemas.
+
+For a catalog file both checks run over the whole catalog at once and their findings are
+kept on disk under the catalog's digest (``catalog_problems``): a process that loads a
+known catalog checks no schema.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import jsonschema
 import referencing.jsonschema
 from jsonschema_specifications import REGISTRY as DIALECTS
 
+from greenroom.digest_cache import DigestCache, default_digest_cache, work
+from greenroom.tools.catalog import CatalogFile
 from greenroom.tools.schema_problem import Path, SchemaFault, SchemaProblem, Scopes, pointer
 from greenroom.tools.schema_refs import Reference, reference_problem
 
@@ -270,11 +276,71 @@ def _short(text: str, width: int = 300) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+LOAD_CHECKS = "schema-load.v1"
+"""The digest cache's namespace for ``load_problem`` over a catalog (bump with the check)."""
+
+FULL_CHECKS = "schema-full.v1"
+"""... and for ``load_problem`` then ``meta_schema_problem`` (what a config check reports)."""
+
+
+def full_problem(schema: Any) -> SchemaProblem | None:
+    """What ``load_problem`` finds, and else what the dialect's meta-schema rejects."""
+    found = load_problem(schema)
+    if found is None and isinstance(schema, Mapping):
+        found = meta_schema_problem(schema)
+    return found
+
+
+def catalog_problems(
+    catalog: CatalogFile, *, full: bool = False, cache: DigestCache | None = None
+) -> dict[int, SchemaProblem]:
+    """The problem of each schema in ``catalog`` that has one, by position: what
+    ``load_problem`` finds, or with ``full`` what ``full_problem`` finds. Computed once for
+    the whole catalog and kept under its digest, in the process and on disk."""
+    namespace = FULL_CHECKS if full else LOAD_CHECKS
+    known: dict[int, SchemaProblem] | None = catalog.derived.get(namespace)
+    if known is None:
+        check = full_problem if full else load_problem
+
+        def build() -> dict[int, SchemaProblem]:
+            work["schema checks"] += len(catalog.descriptors)
+            found = ((i, check(d.parameters)) for i, d in enumerate(catalog.descriptors))
+            return {i: p for i, p in found if p is not None}
+
+        known = (cache or default_digest_cache()).get_or_build(
+            namespace,
+            catalog.digest,
+            build,
+            encode=lambda found: {
+                "tools": len(catalog.descriptors),
+                "problems": [[i, p.fault.value, p.where, p.detail] for i, p in sorted(found.items())],
+            },
+            decode=lambda value: _decode_problems(value, len(catalog.descriptors)),
+        )
+        catalog.derived[namespace] = known
+    return known
+
+
+def _decode_problems(value: Any, size: int) -> dict[int, SchemaProblem]:
+    if value["tools"] != size:
+        raise ValueError("the entry is of another catalog")
+    out: dict[int, SchemaProblem] = {}
+    for i, fault, where, detail in value["problems"]:
+        if not (isinstance(i, int) and 0 <= i < size and isinstance(where, str) and isinstance(detail, str)):
+            raise ValueError("not a problem of this catalog")
+        out[i] = SchemaProblem(SchemaFault(fault), where, detail)
+    return out
+
+
 __all__ = [
+    "FULL_CHECKS",
+    "LOAD_CHECKS",
     "MAX_SCHEMA_DEPTH",
     "SchemaFault",
     "SchemaProblem",
+    "catalog_problems",
     "compile_validator",
+    "full_problem",
     "load_problem",
     "meta_schema_problem",
     "validator_class",

@@ -16,7 +16,8 @@ from typing import Any
 import jsonschema
 
 from greenroom.tools import Tool, ToolDescriptor
-from greenroom.tools.schema_check import compile_validator, load_problem, meta_schema_problem
+from greenroom.tools.catalog import schema_origin
+from greenroom.tools.schema_check import catalog_problems, compile_validator, load_problem, meta_schema_problem
 from greenroom.tools.schema_problem import SchemaFault, SchemaProblem
 
 
@@ -27,18 +28,22 @@ class DuplicateToolError(ValueError):
 # Parameter schemas already checked, by identity (the schema is kept in its entry, so an id
 # is never reused while cached): runtimes built again over the same tools (benchmarks, a
 # server per client) pay for each schema once. Descriptors are frozen; their schemas are
-# not changed after they are made.
+# not changed after they are made. A catalog's schemas are not kept here: their problems
+# come, for the whole catalog at once, from the digest cache (``catalog_problems``).
 _CHECKED_LIMIT = 100_000
 _checked: dict[int, tuple[Any, SchemaProblem | None]] = {}
 
 
 def _load_problem(schema: Any) -> SchemaProblem | None:
+    origin = schema_origin(schema)
+    if origin is not None:
+        return catalog_problems(origin[0]).get(origin[1])
     hit = _checked.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
     problem = load_problem(schema)
     if len(_checked) >= _CHECKED_LIMIT:
-        _checked.clear()
+        del _checked[next(iter(_checked))]  # the oldest: a cliff of rechecks helps nobody
     _checked[id(schema)] = (schema, problem)
     return problem
 
