@@ -80,7 +80,7 @@ if TYPE_CHECKING:
         tool_json,
         tool_tokens,
     )
-    from greenroom.tool_costs import CostField, tool_cost, tool_costs
+    from greenroom.tool_costs import CostField, descriptor_cost, descriptor_costs
     from greenroom.tools import (
         CatalogError,
         CatalogTool,
@@ -201,8 +201,8 @@ _EXPORTS: dict[str, str] = {
     "default_digest_cache": "greenroom.digest_cache",
     "use_digest_cache": "greenroom.digest_cache",
     "CostField": "greenroom.tool_costs",
-    "tool_cost": "greenroom.tool_costs",
-    "tool_costs": "greenroom.tool_costs",
+    "descriptor_cost": "greenroom.tool_costs",
+    "descriptor_costs": "greenroom.tool_costs",
     "descriptors_digest": "greenroom.tools.catalog",
     "SchemaFault": "greenroom.tools.schema_problem",
     "SchemaProblem": "greenroom.tools.schema_problem",
@@ -284,6 +284,8 @@ __all__ = [
     "count_tokens",
     "count_tokens_upto",
     "default_digest_cache",
+    "descriptor_cost",
+    "descriptor_costs",
     "descriptors_digest",
     "discover_plugins",
     "glob_matches",
@@ -307,8 +309,6 @@ __all__ = [
     "state_dir",
     "supports_native_tool_search",
     "tool",
-    "tool_cost",
-    "tool_costs",
     "tool_json",
     "tool_text",
     "tool_tokens",

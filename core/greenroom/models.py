@@ -122,13 +122,14 @@ class RequestDraft:
     tools: list[ToolDescriptor]
     messages: list[Message]
     step: int = 0
-    deferred: set[str] = attrs.field(factory=set)
+    deferred: set[str] | frozenset[str] = attrs.field(factory=set)
+    """Names of ``tools`` a hosted search keeps out of the context until found (a name
+    that is not in ``tools`` means nothing; providers go by the tools they send)."""
 
     def freeze(self) -> ModelRequest:
-        deferred: frozenset[str] = frozenset()
-        if self.deferred:  # only native mode sets it; every other step skips the name scan
-            names = {t.name for t in self.tools}
-            deferred = frozenset(n for n in self.deferred if n in names)
+        # frozenset() of a frozenset is the same object: a strategy that keeps its set
+        # pays nothing here, whatever the catalog's size
+        deferred = frozenset(self.deferred) if self.deferred else frozenset()
         return ModelRequest(tuple(self.system), tuple(self.tools), tuple(self.messages), self.step, deferred)
 
     def set_section(self, section: SystemSection) -> None:

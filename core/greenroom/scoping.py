@@ -112,8 +112,8 @@ def keep_in_scope(ctx: RunContext, draft: RequestDraft) -> None:
     if any(d.name in hidden for d in draft.tools):
         log.warning("a plugin put hidden tools in the request; they are not sent")
         draft.tools[:] = [d for d in draft.tools if d.name not in hidden]
-    if draft.deferred:
-        draft.deferred -= hidden
+    if draft.deferred and not hidden.isdisjoint(draft.deferred):
+        draft.deferred = draft.deferred - hidden
 
 
 __all__ = ["Scoping", "keep_in_scope"]

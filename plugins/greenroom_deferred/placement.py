@@ -13,7 +13,7 @@ import attrs
 from greenroom import ToolDescriptor, ToolPriors
 from greenroom import glob_matches as matches
 from greenroom_deferred.config import DeferredConfig
-from greenroom_deferred.costs import chars4_cost, cost
+from greenroom_deferred.costs import cost, costs
 from greenroom_deferred.retention import breakeven
 from greenroom_deferred.state import Placement, PlacementSource
 
@@ -57,8 +57,8 @@ def initial(tool: ToolDescriptor, config: DeferredConfig, grouped: Collection[st
 
 def activation(would_defer: Sequence[ToolDescriptor], visible: int, config: DeferredConfig) -> Activation:
     """Whether deferring ``would_defer`` is worth it with ``visible`` tools in sight."""
-    tokens = sum(cost(d, "tokens").savings for d in would_defer)
-    chars4 = sum(chars4_cost(d).savings for d in would_defer)
+    tokens = sum(c.savings for c in costs(would_defer, "tokens"))
+    chars4 = sum(c.savings for c in costs(would_defer, "chars4"))
     savings = chars4 if config.savings_measure == "chars4" else tokens
     measure, overhead, least = config.savings_measure, config.beta_overhead, config.min_tools
     if config.enabled is True:

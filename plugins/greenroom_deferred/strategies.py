@@ -217,9 +217,18 @@ class Native(Strategy):
     contributes_dispatcher = True  # for the fallback to dispatch
     needs_hosted_search = True
 
+    def __init__(self, config: DeferredConfig) -> None:
+        super().__init__(config)
+        self._deferred_names: tuple[DeferralState, int, list[ToolDescriptor], frozenset[str]] | None = None
+
     def shape(self, ctx: RunContext, st: DeferralState, request: RequestDraft) -> None:
-        request.tools[:] = self._catalog_in_order(ctx, st)
-        request.deferred = {d.name for d in request.tools if st.is_deferred(d.name)}
+        sent = self._catalog_in_order(ctx, st)
+        request.tools[:] = sent
+        kept = self._deferred_names
+        if kept is None or kept[0] is not st or kept[1] != st.revision or len(kept[2]) != len(sent):
+            names = frozenset(d.name for d in sent if st.is_deferred(d.name))
+            kept = self._deferred_names = (st, st.revision, sent, names)
+        request.deferred = kept[3]  # the same set while nothing changes: no per-step scan
         request.remove_section(SECTION_KEY)  # the provider tells the model what it can search
 
     def _catalog_in_order(self, ctx: RunContext, st: DeferralState) -> list[ToolDescriptor]:

@@ -13,7 +13,8 @@ from rich.text import Text
 from greenroom.context import RunContext
 from greenroom.models import ToolPlacement
 from greenroom.runtime import Runtime
-from greenroom.tokens import count_tokens, tool_tokens
+from greenroom.tokens import count_tokens
+from greenroom.tool_costs import tool_costs
 
 
 async def placements(ctx: RunContext) -> dict[str, ToolPlacement]:
@@ -48,7 +49,9 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
     hidden = ctx.scope.reasons
     hidden_groups = ctx.scope.group_reasons
     tools: list[dict[str, Any]] = []
-    for d in rt.universe():
+    universe = rt.universe()
+    definition = dict(zip((d.name for d in universe), tool_costs(universe, "definition_tokens"), strict=True))
+    for d in universe:
         placement = placed.get(d.name)
         why = hidden.get(d.name) or (hidden_groups.get(d.group) if d.group else None)
         if why is not None:
@@ -60,10 +63,10 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
             source = placement.source if placement is not None else ""
             reason = placement.detail if placement is not None else ""
         row = {"name": d.name, "group": d.group, "mode": mode, "source": source, "reason": reason}
-        tools.append({**row, "tokens": tool_tokens(d)})
+        tools.append({**row, "tokens": definition[d.name]})
     agent_tools = [t for t in tools if t["mode"] in ("eager", "deferred")]
     all_tokens = sum(int(t["tokens"] or 0) for t in agent_tools)
-    sent_tokens = sum(tool_tokens(d) for d in sent_tools)
+    sent_tokens = sum(tool_costs(sent_tools, "definition_tokens"))
     system_tokens = count_tokens(request.system_text)
     base_system = count_tokens(rt.agent.system_prompt)
     return {

@@ -54,8 +54,10 @@ def turn_from_record(record: Any, where: str, step: int) -> Message:
 
 def estimate_usage(request: ModelRequest, reply: Message) -> Usage:
     """Exact o200k counts of what was sent and said, as a real provider would report."""
+    from greenroom.tool_costs import tool_costs  # kept per catalog: a step tokenizes no definition again
+
     sent = count_tokens(request.system_text)
-    sent += sum(count_tokens(compact_json(t.to_json())) for t in request.tools)
+    sent += sum(tool_costs(request.tools, "definition_tokens"))
     sent += sum(count_tokens(m.content) for m in request.messages)
     out = count_tokens(reply.content) + sum(
         count_tokens(compact_json(c.arguments or {})) + count_tokens(c.name) for c in reply.tool_calls
