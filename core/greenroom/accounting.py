@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,7 +64,7 @@ class RequestAccounting:
     """
 
     def __init__(self) -> None:
-        self._texts: dict[int, tuple[ToolDescriptor, str]] = {}
+        self._texts: OrderedDict[int, tuple[ToolDescriptor, str]] = OrderedDict()  # oldest dropped in O(1)
         self._history_tokens: tuple[tuple[Message, ...], int] = ((), 0)
         self._array = _ToolsArray((), hashlib.sha256(), [])
 
@@ -73,7 +74,7 @@ class RequestAccounting:
             return hit[1]
         text = tool_json(d)
         if len(self._texts) >= _TEXTS_LIMIT:
-            del self._texts[next(iter(self._texts))]
+            self._texts.popitem(last=False)
         self._texts[id(d)] = (d, text)
         return text
 

@@ -95,7 +95,7 @@ class RunContext:
         self.state = StateStore(runtime.registry, Scope.RUN)
         self.scope = ToolScope()
         self.usage_total = Usage()
-        self._visible: tuple[int, frozenset[str], list[ToolDescriptor]] | None = None
+        self._visible: tuple[int, frozenset[str], tuple[ToolDescriptor, ...]] | None = None
         self._views: tuple[tuple[int, int, frozenset[str], frozenset[str]], dict[str, GroupView]] | None = None
         self._catalog: tuple[tuple[int, int, frozenset[str], frozenset[str]], Catalog] | None = None
 
@@ -136,14 +136,18 @@ class RunContext:
         return ScopedTools(self._runtime.tools, self.scope.names)
 
     def visible_descriptors(self) -> list[ToolDescriptor]:
-        """Every tool this agent may use in this run (hidden tools removed); a fresh list,
-        rebuilt only when the tool set or the hidden set changed."""
+        """Every tool this agent may use in this run (hidden tools removed); a fresh list."""
+        return list(self.visible_tools())
+
+    def visible_tools(self) -> tuple[ToolDescriptor, ...]:
+        """``visible_descriptors()`` without the copy: the same tuple until the tool set or
+        the hidden set changes."""
         tools = self._runtime.tools
         cached = self._visible
         if cached is None or cached[0] != tools.version or cached[1] is not self.hidden:
-            visible = [d for d in tools.descriptors() if d.name not in self.hidden]
+            visible = tuple(d for d in tools.descriptors() if d.name not in self.hidden)
             cached = self._visible = (tools.version, self.hidden, visible)
-        return list(cached[2])
+        return cached[2]
 
     def catalog(self) -> Catalog:
         """Every tool this agent may use: the loaded ones, then the tools of groups not

@@ -7,7 +7,7 @@ built-in ``scripted`` one, OpenAI, Anthropic, third-party ones) come from the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
@@ -114,23 +114,58 @@ class ModelRequest:
         return "\n\n".join(s.text for s in self.system if s.text)
 
 
-@attrs.define
 class RequestDraft:
-    """The request while BeforeInference plugins shape it (mutable until sent)."""
+    """The request while BeforeInference plugins shape it (mutable until sent).
 
-    system: list[SystemSection]
-    tools: list[ToolDescriptor]
-    messages: list[Message]
-    step: int = 0
-    deferred: set[str] | frozenset[str] = attrs.field(factory=set)
-    """Names of ``tools`` a hosted search keeps out of the context until found (a name
-    that is not in ``tools`` means nothing; providers go by the tools they send)."""
+    ``tools`` is a list plugins edit in place or replace. It is made from the tools the
+    request started with (every tool the agent may use) only when first read, so a
+    plugin that replaces it outright (``request.tools = [...]``) never pays for copying
+    a catalog of any size; ``base_tools`` reads what it started with, without a copy.
+    """
+
+    __slots__ = ("_base", "_tools", "deferred", "messages", "step", "system")
+
+    def __init__(
+        self,
+        system: list[SystemSection],
+        tools: Sequence[ToolDescriptor],
+        messages: list[Message],
+        step: int = 0,
+        deferred: set[str] | frozenset[str] | None = None,
+    ) -> None:
+        self.system = system
+        self._base: Sequence[ToolDescriptor] = tools
+        self._tools: list[ToolDescriptor] | None = tools if isinstance(tools, list) else None
+        self.messages = messages
+        self.step = step
+        self.deferred: set[str] | frozenset[str] = set() if deferred is None else deferred
+        """Names of ``tools`` a hosted search keeps out of the context until found (a
+        name that is not in ``tools`` means nothing; providers go by the tools they send)."""
+
+    @property
+    def tools(self) -> list[ToolDescriptor]:
+        if self._tools is None:
+            self._tools = list(self._base)
+        return self._tools
+
+    @tools.setter
+    def tools(self, value: Sequence[ToolDescriptor]) -> None:
+        if isinstance(value, tuple):  # kept as given (copied only if read as a list)
+            self._base, self._tools = value, None
+        else:
+            self._tools = value if isinstance(value, list) else list(value)
+
+    @property
+    def base_tools(self) -> Sequence[ToolDescriptor]:
+        """The tools as they stand, read-only: those the request started with (no copy)
+        until a plugin reads or replaces ``tools``."""
+        return self._base if self._tools is None else self._tools
 
     def freeze(self) -> ModelRequest:
-        # frozenset() of a frozenset is the same object: a strategy that keeps its set
-        # pays nothing here, whatever the catalog's size
+        # frozenset() of a frozenset and tuple() of a tuple are the same object: a
+        # strategy that keeps them pays nothing here, whatever the catalog's size
         deferred = frozenset(self.deferred) if self.deferred else frozenset()
-        return ModelRequest(tuple(self.system), tuple(self.tools), tuple(self.messages), self.step, deferred)
+        return ModelRequest(tuple(self.system), tuple(self.base_tools), tuple(self.messages), self.step, deferred)
 
     def set_section(self, section: SystemSection) -> None:
         """Add a system section, or replace the one with the same key in place."""

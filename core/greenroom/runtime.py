@@ -132,7 +132,7 @@ class Runtime:
         await self.scoping.scope(ctx)
         draft = RequestDraft(
             system=[SystemSection("agent", self.agent.system_prompt)],
-            tools=ctx.visible_descriptors(),
+            tools=ctx.visible_tools(),
             messages=list(ctx._session.messages),
             step=1,
         )
@@ -283,7 +283,7 @@ class Runtime:
             ctx.usage.steps = ctx.step
             draft = RequestDraft(
                 system=list(system),
-                tools=ctx.visible_descriptors(),
+                tools=ctx.visible_tools(),
                 messages=list(ctx._session.messages),
                 step=ctx.step,
             )

@@ -109,9 +109,10 @@ def keep_in_scope(ctx: RunContext, draft: RequestDraft) -> None:
     hidden = ctx.hidden
     if not hidden:
         return
-    if any(d.name in hidden for d in draft.tools):
+    tools = draft.base_tools  # untouched, it is the visible tools: nothing hidden in it
+    if tools is not ctx.visible_tools() and any(d.name in hidden for d in tools):
         log.warning("a plugin put hidden tools in the request; they are not sent")
-        draft.tools[:] = [d for d in draft.tools if d.name not in hidden]
+        draft.tools = [d for d in tools if d.name not in hidden]
     if draft.deferred and not hidden.isdisjoint(draft.deferred):
         draft.deferred = draft.deferred - hidden
 

@@ -14,6 +14,7 @@ kept on disk too, under the digest of the texts counted.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
 
@@ -46,7 +47,7 @@ LOOSE_BATCH = 256
 """Descriptors outside any catalog are kept on disk when a call asks for this many."""
 
 _LOOSE_LIMIT = 200_000
-_loose: dict[tuple[int, str], tuple[ToolDescriptor, int]] = {}
+_loose: OrderedDict[tuple[int, str], tuple[ToolDescriptor, int]] = OrderedDict()  # oldest dropped in O(1)
 
 
 def _text(d: ToolDescriptor, field: str) -> str:
@@ -196,7 +197,7 @@ def _loose_costs(
     for pos, n in zip(todo, values, strict=True):
         d = descriptors[pos]
         if len(_loose) >= _LOOSE_LIMIT:
-            del _loose[next(iter(_loose))]
+            _loose.popitem(last=False)
         _loose[(id(d), field)] = (d, n)
         out[pos] = n
 

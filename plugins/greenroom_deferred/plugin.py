@@ -161,7 +161,7 @@ class DeferredToolsPlugin(Plugin):
         self.strategy.before_step(ctx, st)
         if not st.active and not st.deferred():
             # below the thresholds nothing changes: the plugin's own tools are not sent either
-            request.tools[:] = [d for d in request.tools if d.name not in OWN_TOOLS]
+            request.tools = [d for d in request.base_tools if d.name not in OWN_TOOLS]
             return
         self.strategy.shape(ctx, st, request)
 

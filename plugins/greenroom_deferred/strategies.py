@@ -48,7 +48,7 @@ class Strategy:
         self.config = config
         self._sent: tuple[int, list[ToolDescriptor]] | None = None
         self._listing: tuple[tuple[object, ...], str] | None = None
-        self._eager: tuple[DeferralState, int, list[ToolDescriptor], list[ToolDescriptor]] | None = None
+        self._eager: tuple[DeferralState, int, Sequence[ToolDescriptor], list[ToolDescriptor]] | None = None
         self._promoted: tuple[tuple[object, ...], int, list[ToolDescriptor]] | None = None
 
     def forget_sent(self) -> None:
@@ -100,10 +100,11 @@ class Strategy:
         same tools and no placement changed: comparing two lists runs in C, filtering
         100,000 tools in Python does not."""
         cached = self._eager
-        if cached is not None and cached[0] is st and cached[1] == st.revision and cached[2] == request.tools:
+        given = request.base_tools  # the same object from step to step while nothing changed
+        if cached is not None and cached[0] is st and cached[1] == st.revision and cached[2] is given:
             return list(cached[3])
-        out = [d for d in request.tools if d.name not in OWN_TOOLS and not st.is_deferred(d.name)]
-        self._eager = (st, st.revision, list(request.tools), out)
+        out = [d for d in given if d.name not in OWN_TOOLS and not st.is_deferred(d.name)]
+        self._eager = (st, st.revision, given, out)
         return list(out)
 
     def listing(self, ctx: RunContext, st: DeferralState) -> str:
@@ -148,9 +149,9 @@ class Dispatch(Strategy):
     def shape(self, ctx: RunContext, st: DeferralState, request: RequestDraft) -> None:
         # computed on the session's first step and never again: the prefix stays the same bytes
         if self._sent is not None and self._sent[0] == id(st):
-            request.tools[:] = self._sent[1]
+            request.tools = list(self._sent[1])
         else:
-            request.tools[:] = self.eager_tools(st, request) + self.own_tools(ctx)
+            request.tools = self.eager_tools(st, request) + self.own_tools(ctx)
             self._sent = (id(st), list(request.tools))
         if st.listing is None:
             st.listing = self.listing(ctx, st)
@@ -194,7 +195,7 @@ class Inject(Strategy):
             promoted = [n for n, p in st.modes.items() if p.source is PlacementSource.PROMOTION and n not in present]
             found = [find_descriptor(ctx, n) for n in promoted]
             kept = self._promoted = (key, st.revision, [d for d in found if d is not None])
-        request.tools[:] = sent + kept[2] + own
+        request.tools = sent + kept[2] + own
         self.put_listing(request, self.listing(ctx, st))
 
     def observe(self, st: DeferralState, called: set[str]) -> None:
@@ -219,17 +220,25 @@ class Native(Strategy):
 
     def __init__(self, config: DeferredConfig) -> None:
         super().__init__(config)
-        self._deferred_names: tuple[DeferralState, int, list[ToolDescriptor], frozenset[str]] | None = None
+        self._array: tuple[DeferralState, int, tuple[ToolDescriptor, ...], frozenset[str]] | None = None
 
     def shape(self, ctx: RunContext, st: DeferralState, request: RequestDraft) -> None:
-        sent = self._catalog_in_order(ctx, st)
-        request.tools[:] = sent
-        kept = self._deferred_names
-        if kept is None or kept[0] is not st or kept[1] != st.revision or len(kept[2]) != len(sent):
+        # the same tuple and set objects while nothing changes: sending every tool costs
+        # identity checks from the second step on, not a pass over the catalog
+        kept = self._array
+        if kept is None or kept[0] is not st or kept[1] != st.revision:
+            sent = tuple(self._catalog_in_order(ctx, st))
+            if kept is not None and kept[0] is st and kept[2] == sent:
+                sent = kept[2]
             names = frozenset(d.name for d in sent if st.is_deferred(d.name))
-            kept = self._deferred_names = (st, st.revision, sent, names)
-        request.deferred = kept[3]  # the same set while nothing changes: no per-step scan
+            kept = self._array = (st, st.revision, sent, names)
+        request.tools = kept[2]
+        request.deferred = kept[3]
         request.remove_section(SECTION_KEY)  # the provider tells the model what it can search
+
+    def forget_sent(self) -> None:
+        super().forget_sent()
+        self._array = None
 
     def _catalog_in_order(self, ctx: RunContext, st: DeferralState) -> list[ToolDescriptor]:
         """Every tool of the catalog (group tools not loaded yet included, hidden ones

@@ -9,6 +9,7 @@ list the model sees (and no provider request, which would be rejected) carries i
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -31,7 +32,9 @@ class DuplicateToolError(ValueError):
 # not changed after they are made. A catalog's schemas are not kept here: their problems
 # come, for the whole catalog at once, from the digest cache (``catalog_problems``).
 _CHECKED_LIMIT = 100_000
-_checked: dict[int, tuple[Any, SchemaProblem | None]] = {}
+# an OrderedDict: dropping the oldest entry of a plain dict again and again is quadratic
+# (each search for the first key walks the slots deleted before it)
+_checked: OrderedDict[int, tuple[Any, SchemaProblem | None]] = OrderedDict()
 
 
 def _load_problem(schema: Any) -> SchemaProblem | None:
@@ -43,7 +46,7 @@ def _load_problem(schema: Any) -> SchemaProblem | None:
         return hit[1]
     problem = load_problem(schema)
     if len(_checked) >= _CHECKED_LIMIT:
-        del _checked[next(iter(_checked))]  # the oldest: a cliff of rechecks helps nobody
+        _checked.popitem(last=False)  # the oldest: a cliff of rechecks helps nobody
     _checked[id(schema)] = (schema, problem)
     return problem
 
