@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -77,3 +78,20 @@ def _alive(pid: int) -> bool:
     except OSError:  # another user's process (no permission to signal it) is alive
         return True
     return True
+
+
+def plugin_cli() -> Any:
+    """A command line with what the installed plugins add, as ``greenroom`` has it (a
+    test double: ``greenroom``'s own commands are left out)."""
+    import typer
+
+    from greenroom.cli import add_plugin_commands
+
+    root = typer.Typer()
+
+    @root.callback()
+    def main() -> None:
+        """greenroom (test double)"""
+
+    add_plugin_commands(root)
+    return root

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 import typer
-from gr_testutil import DATASETS
+from gr_testutil import DATASETS, plugin_cli
 from typer.testing import CliRunner
 
 from greenroom.cli import add_plugin_commands
@@ -21,14 +21,7 @@ STRATEGIES = ("all-eager", "inject", "dispatch", "dispatch-names")
 
 @pytest.fixture
 def cli() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def main() -> None:
-        """greenroom (test double)"""
-
-    add_plugin_commands(root)
-    return root
+    return plugin_cli()  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import json
 
 import pytest
 import typer
-from gr_testutil import DATASETS
+from gr_testutil import DATASETS, plugin_cli
 from typer.testing import CliRunner
 
 from greenroom_deferred.bench.costing import Price, Request, bill
@@ -54,17 +54,7 @@ def test_no_cache_bills_everything_as_input() -> None:
 
 @pytest.fixture
 def cli() -> typer.Typer:
-    """A command line that has what the installed plugins add, as ``greenroom`` does."""
-    from greenroom.cli import add_plugin_commands
-
-    root = typer.Typer()
-
-    @root.callback()
-    def main() -> None:
-        """greenroom (test double)"""
-
-    add_plugin_commands(root)
-    return root
+    return plugin_cli()  # type: ignore[no-any-return]
 
 
 def test_the_plugin_adds_bench_sessions_to_the_command_line(cli: typer.Typer) -> None:

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 import typer
+from gr_testutil import plugin_cli
 from typer.testing import CliRunner
-
-from greenroom.cli import add_plugin_commands
 
 TASK_TOOLS = ["monitoring_list_active_alerts", "oncall_get_current", "pager_send_page", "slack_post_incident_note"]
 NARROW = {"COLUMNS": "80"}
@@ -25,14 +24,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def cli() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def main() -> None:
-        """greenroom (test double)"""
-
-    add_plugin_commands(root)
-    return root
+    return plugin_cli()  # type: ignore[no-any-return]
 
 
 def test_the_demo_fits_80_columns_and_points_at_what_it_learned(cli: typer.Typer, home: Path) -> None:
