@@ -35,6 +35,7 @@ from greenroom.failures import PluginHookError, first_error
 from greenroom.limits import bound_result
 from greenroom.models import Message, ToolCall
 from greenroom.tools import Tool, ToolCallContext, ToolResult
+from greenroom.tools.base import progress_listener
 from greenroom.tools.toolset import (
     UnusableToolError,
     invalid_arguments_message,
@@ -199,6 +200,7 @@ class ToolCalls:
             tool_name=call.name,
             logger=logging.getLogger(f"greenroom.tools.{call.name}"),
             run=ctx if call.name in self._rt.plugin_tool_names else None,
+            progress=progress_listener.get(),
         )
         try:
             with anyio.fail_after(timeout):

@@ -15,16 +15,20 @@ timeout never tears an SDK cancel scope. A running host is known to
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
 
 from greenroom.mcp import termination
+from greenroom.tools.base import Progress
 
 T = TypeVar("T")
 
@@ -125,4 +129,25 @@ class McpHost:
         await anyio.to_thread.run_sync(self.stop)
 
 
-__all__ = ["CLOSE_TIMEOUT", "McpHost"]
+def in_caller_loop(progress: Progress | None) -> Any:
+    """``progress`` as the SDK's callback, which runs in the host loop: each report is
+    handed to the caller's loop, in order (a short wait for a notification to be sent)."""
+    if progress is None:
+        return None
+    token = anyio.lowlevel.current_token()
+
+    async def report(done: float, total: float | None, message: str | None) -> None:
+        async def send() -> None:
+            await progress(done, total, message)
+
+        # waiting here, in the host loop, keeps the reports in the order the server sent
+        # them; the caller's loop only sends a notification, and never waits on this loop
+        try:
+            anyio.from_thread.run(send, token=token)
+        except Exception:  # a listener that is gone (its client left) must not fail the call
+            logging.getLogger(__name__).debug("a progress report was not delivered", exc_info=True)
+
+    return report
+
+
+__all__ = ["CLOSE_TIMEOUT", "McpHost", "in_caller_loop"]

@@ -25,7 +25,7 @@ from greenroom.config import McpServerConfig
 from greenroom.mcp.cache import read_cached_listing, write_cached_listing
 from greenroom.mcp.connection import Connection, list_server, run_session, start_failure_reason
 from greenroom.mcp.errors import McpError, McpStartError, describe_target
-from greenroom.mcp.host import CLOSE_TIMEOUT, McpHost
+from greenroom.mcp.host import CLOSE_TIMEOUT, McpHost, in_caller_loop
 from greenroom.mcp.listing import McpListing
 from greenroom.mcp.naming import ToolNamer
 from greenroom.mcp.results import to_tool_result
@@ -33,6 +33,7 @@ from greenroom.mcp.sdk import MCPError, mcp_types
 from greenroom.mcp.tool import McpTool
 from greenroom.redact import Redactor, url_secrets
 from greenroom.tools import ToolDescriptor, ToolResult
+from greenroom.tools.base import Progress
 
 log = logging.getLogger(__name__)
 
@@ -178,12 +179,15 @@ class McpServer:
             await self._host.call(self._relist)
         return self.tools()
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any], *, timeout: float | None = None) -> ToolResult:
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], *, timeout: float | None = None, progress: Progress | None = None
+    ) -> ToolResult:
         """Call the server's tool ``name`` (its MCP name). Never raises for server faults:
-        they come back as error results."""
+        they come back as error results. The server's progress notifications go to
+        ``progress``, in the caller's event loop."""
         limit = self.config.timeout if timeout is None else timeout
         try:
-            return await self._host.call(self._call, name, dict(arguments), limit)
+            return await self._host.call(self._call, name, dict(arguments), limit, in_caller_loop(progress))
         except anyio.get_cancelled_exc_class():
             # The caller gave up (its own timeout): the server may be hung. Marked here and
             # now, because the host loop hears of it later than the next call may ask for
@@ -308,7 +312,7 @@ class McpServer:
         assert init is not None
         self._set_listing(await list_server(conn.session, init))
 
-    async def _call(self, name: str, arguments: dict[str, Any], timeout: float) -> ToolResult:
+    async def _call(self, name: str, arguments: dict[str, Any], timeout: float, progress: Any = None) -> ToolResult:
         label = f"MCP server {self.name!r}"
         try:
             conn = await self._ensure_connected()
@@ -317,7 +321,7 @@ class McpServer:
         assert conn.session is not None
         try:
             with anyio.fail_after(timeout):
-                result = await conn.session.call_tool(name, arguments)
+                result = await conn.session.call_tool(name, arguments, progress_callback=progress)
         except TimeoutError:
             conn.suspect = True
             return ToolResult.error(

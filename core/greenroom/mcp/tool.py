@@ -49,7 +49,7 @@ class McpTool:
         return self.spec.name
 
     async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> ToolResult:
-        return await self.server.call_tool(self.spec.name, args)
+        return await self.server.call_tool(self.spec.name, args, progress=ctx.progress)
 
     def __repr__(self) -> str:
         return f"<mcp tool {self._descriptor.name} ({self.server.name}/{self.spec.name})>"

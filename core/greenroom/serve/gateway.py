@@ -21,6 +21,7 @@ from greenroom.mcp.sdk import mcp_types
 from greenroom.serve.client import ClientRun
 from greenroom.serve.results import to_call_result, to_mcp_tool
 from greenroom.serve.upstream import Upstream, mcp_servers
+from greenroom.tools.base import Progress, progress_listener
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -95,7 +96,11 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
         run = await self.client(ctx)
-        result, changed = await run.call(params.name, params.arguments)
+        heard = progress_listener.set(_progress_to(ctx))  # the upstream server's progress reaches this client
+        try:
+            result, changed = await run.call(params.name, params.arguments)
+        finally:
+            progress_listener.reset(heard)
         if changed:
             try:
                 await ctx.session.send_tool_list_changed()
@@ -173,6 +178,27 @@ def _invalid(message: str) -> Exception:
     from greenroom.mcp.sdk import MCPError
 
     return MCPError(INVALID_PARAMS, message)
+
+
+def _progress_to(ctx: ServerRequestContext[Any, Any]) -> Progress | None:
+    """How a call reports progress to the client that made it: notifications with the
+    request's progress token; None when the client gave none."""
+    from mcp.shared.jsonrpc_dispatcher import progress_token_from_params  # the SDK is here: a client is
+
+    token = progress_token_from_params(ctx.params)
+    if token is None:
+        return None
+
+    async def report(done: float, total: float | None, message: str | None) -> None:
+        await ctx.session.send_progress_notification(
+            token,
+            done,
+            total,
+            message,
+            related_request_id=ctx.request_id,  # type: ignore[arg-type]
+        )
+
+    return report
 
 
 __all__ = ["Gateway"]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import attrs
@@ -71,13 +72,22 @@ class ToolResult:
         return cls(content=text, structured=value)
 
 
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+"""Report how far a call is: ``progress``, ``total`` (if known) and a message."""
+
+progress_listener: ContextVar[Progress | None] = ContextVar("greenroom_progress_listener", default=None)
+"""Who hears the progress of the calls made in this context (``greenroom serve`` sets it
+to the MCP client's request); a call's ``ToolCallContext.progress`` comes from it."""
+
+
 @attrs.frozen
 class ToolCallContext:
     """All a tool may know about the call it serves.
 
     ``run`` is the run's ``RunContext``, given only to tools a plugin contributed (through
     ``greenroom_tools``): such a tool, a tool search say, needs run state that user tools
-    never see. It is None for every other tool.
+    never see. It is None for every other tool. ``progress`` reports how far the call is
+    to whoever listens (an MCP client of ``greenroom serve``); None when nobody does.
     """
 
     call_id: str
@@ -85,6 +95,7 @@ class ToolCallContext:
     tool_name: str
     logger: logging.Logger = attrs.field(factory=lambda: logging.getLogger("greenroom.tools"))
     run: RunContext | None = attrs.field(default=None, repr=False)
+    progress: Progress | None = attrs.field(default=None, repr=False)
 
 
 @runtime_checkable

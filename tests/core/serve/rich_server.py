@@ -3,8 +3,9 @@
 
 ``picture`` answers an image and a text; ``weather`` structured content; ``bundle`` a
 resource link, an embedded text resource, an embedded blob and audio; ``broken`` an
-error result; ``crash`` ends the process mid-call; ``slow`` writes ``started`` to the
-file ``RICH_MARK_FILE`` names, waits, and writes ``cancelled`` there when cancelled. It
+error result; ``steps`` reports progress three times; ``crash`` ends the process
+mid-call; ``slow`` writes ``started`` to the file ``RICH_MARK_FILE`` names, waits, and
+writes ``cancelled`` there when cancelled. It
 also offers one prompt and two resources (``rich://notes``, ``rich://logo``).
 """
 
@@ -18,6 +19,7 @@ import anyio
 import mcp_types as t
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEARKwAAIhYAQACABAAZGF0YQAAAAA="
@@ -36,6 +38,7 @@ TOOLS = [
     t.Tool(name="broken", description="Always fail with a reported error.", input_schema=OBJ),
     t.Tool(name="crash", description="Crash the whole server process.", input_schema=OBJ),
     t.Tool(name="slow", description="Take a very long time to answer.", input_schema=OBJ),
+    t.Tool(name="steps", description="Work in three steps, reporting progress after each.", input_schema=OBJ),
 ]
 
 
@@ -70,6 +73,14 @@ async def call_tool(ctx: Any, params: t.CallToolRequestParams) -> t.CallToolResu
                 t.AudioContent(type="audio", data=WAV, mime_type="audio/wav"),
             ]
         )
+    if params.name == "steps":
+        token = progress_token_from_params(ctx.params)
+        for i in (1, 2, 3):
+            if token is not None:
+                await ctx.session.send_progress_notification(
+                    token, i, 3, f"step {i}", related_request_id=ctx.request_id
+                )
+        return t.CallToolResult(content=[t.TextContent(type="text", text="three steps done")])
     if params.name == "crash":
         os._exit(7)
     if params.name == "slow":

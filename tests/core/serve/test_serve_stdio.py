@@ -155,3 +155,17 @@ async def test_inject_adds_found_tools_and_says_the_list_changed(make_config: Ca
         assert any(isinstance(n, t.ToolListChangedNotification) for n in notes)
         now = await client.call_tool("time__get_current_time", {"timezone": "UTC"})
         assert not now.is_error and "UTC" in text_of(now)
+
+
+async def test_upstream_progress_reaches_the_client(make_config: Callable[..., Path]) -> None:
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append((done, total, message))
+
+    async with stdio_gateway(make_config()) as client:
+        result = await client.call_tool(
+            DISPATCH, {"tool_name": "rich__steps", "arguments": {}}, progress_callback=progress
+        )
+    assert text_of(result) == "three steps done"
+    assert heard == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
