@@ -32,7 +32,8 @@ if TYPE_CHECKING:
         TraceWriter,
     )
     from greenroom.failures import PluginHookError, RunFailure
-    from greenroom.globs import GlobError, check_glob, glob_matches, matches_any
+    from greenroom.globs import GlobError, check_glob, matches_any
+    from greenroom.globs import matches as glob_matches
     from greenroom.hookspecs import hookspec
     from greenroom.models import (
         HostedSearch,
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
         Usage,
         supports_native_tool_search,
     )
-    from greenroom.plugins import Plugin, discover_plugins, hookimpl, make_plugin_host
+    from greenroom.plugins import Plugin, hookimpl, make_plugin_host
+    from greenroom.plugins import discover as discover_plugins
     from greenroom.policy import HiddenBy, HideReason, ToolPolicy, ToolScope
     from greenroom.providers.scripted import PolicyModel
     from greenroom.redact import public_url
@@ -80,7 +82,9 @@ if TYPE_CHECKING:
         tool_json,
         tool_tokens,
     )
-    from greenroom.tool_costs import CostField, descriptor_cost, descriptor_costs
+    from greenroom.tool_costs import CostField
+    from greenroom.tool_costs import tool_cost as descriptor_cost
+    from greenroom.tool_costs import tool_costs as descriptor_costs
     from greenroom.tools import (
         CatalogError,
         CatalogTool,
@@ -187,7 +191,7 @@ _EXPORTS: dict[str, str] = {
     "GlobError": "greenroom.globs",
     "check_glob": "greenroom.globs",
     "matches_any": "greenroom.globs",
-    "glob_matches": "greenroom.globs",
+    "glob_matches": "greenroom.globs:matches",
     "HiddenBy": "greenroom.policy",
     "HideReason": "greenroom.policy",
     "ToolPolicy": "greenroom.policy",
@@ -195,14 +199,15 @@ _EXPORTS: dict[str, str] = {
     "GroupView": "greenroom.scoped",
     "Catalog": "greenroom.scoped",
     "ScopedTools": "greenroom.scoped",
-    "discover_plugins": "greenroom.plugins",
+    "discover_plugins": "greenroom.plugins:discover",
     "ToolSet": "greenroom.tools.toolset",
     "DigestCache": "greenroom.digest_cache",
     "default_digest_cache": "greenroom.digest_cache",
     "use_digest_cache": "greenroom.digest_cache",
     "CostField": "greenroom.tool_costs",
-    "descriptor_cost": "greenroom.tool_costs",
-    "descriptor_costs": "greenroom.tool_costs",
+    # greenroom.tool_costs is the module's own name there, so the functions go by others
+    "descriptor_cost": "greenroom.tool_costs:tool_cost",
+    "descriptor_costs": "greenroom.tool_costs:tool_costs",
     "descriptors_digest": "greenroom.tools.catalog",
     "SchemaFault": "greenroom.tools.schema_problem",
     "SchemaProblem": "greenroom.tools.schema_problem",

@@ -15,16 +15,18 @@ from typing import Any
 
 def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package``, whose ``exports`` map each name to
-    the module that defines it. A name is imported on first use and then kept in the
-    package, so later lookups never come back here. An ImportError (a missing optional
-    dependency, with its advice) goes through unchanged."""
+    the module that defines it, or to ``module:attribute`` when the package exports it
+    under another name (one that would clash with a submodule, say). A name is imported on
+    first use and then kept in the package, so later lookups never come back here. An
+    ImportError (a missing optional dependency, with its advice) goes through unchanged."""
     namespace = sys.modules[package].__dict__
 
     def __getattr__(name: str) -> Any:
-        module = exports.get(name)
-        if module is None:
+        where = exports.get(name)
+        if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        module, _, attribute = where.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
         namespace[name] = value
         return value
 

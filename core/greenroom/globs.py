@@ -74,10 +74,6 @@ def matches(pattern: str, name: str) -> bool:
     return compile_glob(pattern).fullmatch(name) is not None
 
 
-glob_matches = matches
-"""``matches`` under the name the ``greenroom`` namespace exports."""
-
-
 def matches_any(patterns: Sequence[str], name: str) -> str | None:
     """The first of ``patterns`` that matches ``name``, or None."""
     for p in patterns:
@@ -182,7 +178,6 @@ __all__ = [
     "compile_glob",
     "could_match_prefixed",
     "expand_braces",
-    "glob_matches",
     "is_glob",
     "matches",
     "matches_any",

@@ -280,10 +280,6 @@ def start_failure(record: PluginRecord) -> LoadFailure | None:
     return None
 
 
-discover_plugins = discover
-"""``discover`` under the name the ``greenroom`` namespace exports."""
-
-
 def make_plugin_host(
     configs: Mapping[str, Any] | None = None,
     *,

@@ -202,10 +202,4 @@ def _loose_costs(
         out[pos] = n
 
 
-descriptor_costs = tool_costs
-"""``tool_costs`` under the name the ``greenroom`` namespace exports (there,
-``greenroom.tool_costs`` is this module)."""
-descriptor_cost = tool_cost
-"""``tool_cost`` under the name the ``greenroom`` namespace exports."""
-
-__all__ = ["COST_FIELDS", "CostField", "descriptor_cost", "descriptor_costs", "namespace", "tool_cost", "tool_costs"]
+__all__ = ["COST_FIELDS", "CostField", "namespace", "tool_cost", "tool_costs"]
