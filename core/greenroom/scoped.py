@@ -7,9 +7,9 @@ Plugins never get the unscoped objects during a run, so a plugin that forgets to
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import overload
+from typing import Protocol, overload
 
 import attrs
 
@@ -111,13 +111,7 @@ class Catalog(Sequence[ToolDescriptor]):
     def of(
         cls, loaded: Iterable[ToolDescriptor], groups: Iterable[GroupView], unusable: Mapping[str, object]
     ) -> Catalog:
-        by_name: dict[str, ToolDescriptor] = {}
-        for d in loaded:
-            by_name.setdefault(d.name, d)
-        for g in groups:
-            for d in g.known:
-                if d.name not in by_name and d.name not in unusable:
-                    by_name[d.name] = d
+        by_name = known_tools(loaded, groups, skip=unusable)
         return cls(tuple(by_name.values()), MappingProxyType(by_name))
 
     @overload
@@ -140,6 +134,29 @@ class Catalog(Sequence[ToolDescriptor]):
     @property
     def by_name(self) -> Mapping[str, ToolDescriptor]:
         return self._by_name
+
+
+class Declares(Protocol):
+    """A group, or a view of one: the tools it declares before loading."""
+
+    @property
+    def known(self) -> Sequence[ToolDescriptor]: ...
+
+
+def known_tools(
+    loaded: Iterable[ToolDescriptor], groups: Iterable[Declares], *, skip: Container[str] = ()
+) -> dict[str, ToolDescriptor]:
+    """Loaded tools, then the tools groups declare that are not loaded (and not in
+    ``skip``), by name, in that order: what a run's catalog and the runtime's universe
+    both are, over different tools."""
+    by_name: dict[str, ToolDescriptor] = {}
+    for d in loaded:
+        by_name.setdefault(d.name, d)
+    for g in groups:
+        for d in g.known:
+            if d.name not in by_name and d.name not in skip:
+                by_name[d.name] = d
+    return by_name
 
 
 def group_views(

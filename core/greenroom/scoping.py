@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from greenroom.models import RequestDraft
 from greenroom.policy import HiddenBy, HideReason, ToolPolicy
+from greenroom.scoped import known_tools
 from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.groups import ToolGroup
 
@@ -39,14 +41,8 @@ class Scoping:
         """Every usable tool the runtime knows: loaded ones, then group tools not loaded
         yet (from their catalogs or cached listings)."""
         rt = self._rt
-        out = rt.tools.descriptors()
-        seen = set(rt.tools)
-        for g in rt.groups.values():
-            for d in g.known:
-                if d.name not in seen:
-                    out.append(d)
-                    seen.add(d.name)
-        return out
+        # a loaded tool with an invalid schema is skipped, not taken from its group's catalog
+        return list(known_tools(rt.tools.descriptors(), rt.groups.values(), skip=rt.tools).values())
 
     def policy_hides(self, names: Iterable[str]) -> list[tuple[str, HideReason]]:
         """The names the config's policy hides, with why."""
@@ -85,8 +81,8 @@ class Scoping:
         """Fill the run's scope: the policy over every source, then the hook (once)."""
         rt = self._rt
         universe = self.universe()
-        ctx.scope.hide(self.policy_hides(rt.tools))  # unusable tools too: their problem would name them
-        ctx.scope.hide(self.policy_hides(d.name for d in universe))
+        # unusable tools too: the error a call to one gets would name it
+        ctx.scope.hide(self.policy_hides(chain((d.name for d in universe), rt.tools.unusable)))
         for g in rt.groups.values():
             why = self.group_hidden(g)
             if why is not None:
