@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -80,9 +81,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def plugin_cli() -> Any:
-    """A command line with what the installed plugins add, as ``greenroom`` has it (a
-    test double: ``greenroom``'s own commands are left out)."""
+def plugin_cli(*plugins: Any) -> Any:
+    """A command line with what plugins add, as ``greenroom`` has it (a test double:
+    ``greenroom``'s own commands are left out): those of ``plugins``, or of every
+    installed plugin when none is given."""
     import typer
 
     from greenroom.cli import add_plugin_commands
@@ -93,5 +95,15 @@ def plugin_cli() -> Any:
     def main() -> None:
         """greenroom (test double)"""
 
-    add_plugin_commands(root)
+    if not plugins:
+        add_plugin_commands(root)
+    for plugin in plugins:
+        plugin.greenroom_cli_commands(app=root)
     return root
+
+
+def free_port() -> int:
+    """A loopback TCP port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -8,7 +8,6 @@ import os
 import runpy
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -16,6 +15,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+
+from gr_testutil import free_port
 
 SERVE_TESTS = Path(__file__).resolve().parent / "core" / "serve"
 RICH_SERVER = SERVE_TESTS / "rich_server.py"
@@ -67,12 +68,6 @@ async def stdio_gateway(
         async with ClientSession(read, write, **kw) as session:
             session.init = await session.initialize()  # type: ignore[attr-defined]
             yield session
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class HttpGateway:

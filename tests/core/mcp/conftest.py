@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gr_testutil import free_port
 
 from greenroom.config import McpServerConfig
 
@@ -142,12 +143,6 @@ def git_repo(tmp_path: Path) -> Path:
     subprocess.run([*git, "-C", str(repo), "add", "README.md"], check=True)
     subprocess.run([*git, "-C", str(repo), "commit", "-q", "-m", "first commit"], check=True)
     return repo
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class HttpServer:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
 from greenroom_priors import KEY, Observation, PriorsPlugin, SqliteStore, fold_document
@@ -15,14 +16,7 @@ from greenroom_priors import KEY, Observation, PriorsPlugin, SqliteStore, fold_d
 
 @pytest.fixture
 def app() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def main() -> None:
-        """greenroom (test double)"""
-
-    PriorsPlugin().greenroom_cli_commands(app=root)
-    return root
+    return plugin_cli(PriorsPlugin())  # type: ignore[no-any-return]
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
 from greenroom_priors import PriorsPlugin
@@ -16,14 +17,7 @@ NARROW = {"COLUMNS": "80"}
 
 @pytest.fixture
 def app() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def main() -> None:
-        """greenroom (test double)"""
-
-    PriorsPlugin().greenroom_cli_commands(app=root)
-    return root
+    return plugin_cli(PriorsPlugin())  # type: ignore[no-any-return]
 
 
 def test_show_help_keeps_the_bracketed_config_table(app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import typer
-from gr_testutil import DATASETS
+from gr_testutil import DATASETS, plugin_cli
 from typer.testing import CliRunner
 
 from greenroom_ranking import SearchRankingPlugin
@@ -84,14 +84,7 @@ def test_ranker_specs() -> None:
 
 
 def _app() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        """greenroom"""
-
-    SearchRankingPlugin().greenroom_cli_commands(app)
-    return app
+    return plugin_cli(SearchRankingPlugin())  # type: ignore[no-any-return]
 
 
 def test_cli_eval_json(files: tuple[Path, Path]) -> None:

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import typer
+from gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
 from greenroom_ranking import SearchRankingPlugin
@@ -17,14 +18,7 @@ runner = CliRunner()
 
 
 def cli() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def main() -> None:
-        """greenroom"""
-
-    SearchRankingPlugin().greenroom_cli_commands(app)
-    return app
+    return plugin_cli(SearchRankingPlugin())  # type: ignore[no-any-return]
 
 
 def test_rank_eval_numbers_and_names_are_whole_at_80_columns() -> None:
