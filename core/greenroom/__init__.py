@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from greenroom.globs import GlobError, check_glob, matches_any
     from greenroom.globs import matches as glob_matches
     from greenroom.hookspecs import hookspec
+    from greenroom.memo import IdentityMemo
     from greenroom.models import (
         HostedSearch,
         Message,
@@ -199,6 +200,7 @@ _EXPORTS: dict[str, str] = {
     "GroupView": "greenroom.scoped",
     "Catalog": "greenroom.scoped",
     "ScopedTools": "greenroom.scoped",
+    "IdentityMemo": "greenroom.memo",
     "discover_plugins": "greenroom.plugins:discover",
     "ToolSet": "greenroom.tools.toolset",
     "DigestCache": "greenroom.digest_cache",
@@ -233,6 +235,7 @@ __all__ = [
     "HiddenBy",
     "HideReason",
     "HostedSearch",
+    "IdentityMemo",
     "LiveView",
     "Message",
     "Model",

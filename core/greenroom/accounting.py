@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from greenroom import events as ev
+from greenroom.memo import IdentityMemo
 from greenroom.models import Message, ModelRequest
 from greenroom.tokens import compact_json, count_tokens, tool_json
 from greenroom.tool_costs import tool_costs
@@ -64,19 +64,13 @@ class RequestAccounting:
     """
 
     def __init__(self) -> None:
-        self._texts: OrderedDict[int, tuple[ToolDescriptor, str]] = OrderedDict()  # oldest dropped in O(1)
+        self._texts: IdentityMemo[str] = IdentityMemo(_TEXTS_LIMIT)
         self._history_tokens: tuple[tuple[Message, ...], int] = ((), 0)
         self._array = _ToolsArray((), hashlib.sha256(), [])
 
     def _text(self, d: ToolDescriptor) -> str:
-        hit = self._texts.get(id(d))
-        if hit is not None and hit[0] is d:
-            return hit[1]
-        text = tool_json(d)
-        if len(self._texts) >= _TEXTS_LIMIT:
-            self._texts.popitem(last=False)
-        self._texts[id(d)] = (d, text)
-        return text
+        hit = self._texts.lookup((d,))
+        return hit[0] if hit is not None else self._texts.put((d,), tool_json(d))
 
     def _tools_array(self, tools: tuple[ToolDescriptor, ...]) -> _ToolsArray:
         seen = self._array

@@ -28,6 +28,7 @@ from difflib import SequenceMatcher
 from itertools import permutations
 from operator import itemgetter
 
+from greenroom.memo import IdentityMemo
 from greenroom.tools import ToolDescriptor
 
 MAX_NAME = 128
@@ -216,7 +217,7 @@ def close_names(name: str, pool: Sequence[str], n: int = 3) -> list[str]:
     return index.close(name, n)
 
 
-_by_catalog: list[tuple[object, NameIndex]] = []
+_by_catalog: IdentityMemo[NameIndex] = IdentityMemo(1)
 
 
 def close_in(catalog: Sequence[ToolDescriptor], name: str, n: int = 3) -> list[str]:
@@ -225,8 +226,6 @@ def close_in(catalog: Sequence[ToolDescriptor], name: str, n: int = 3) -> list[s
     if len(catalog) <= MAX_SCORED:
         return close_names(name, [d.name for d in catalog], n)
     with _lock:
-        index = _by_catalog[0][1] if _by_catalog and _by_catalog[0][0] is catalog else None
-        if index is None:
-            index = NameIndex(d.name for d in catalog)
-            _by_catalog[:] = [(catalog, index)]
+        hit = _by_catalog.lookup((catalog,))
+        index = hit[0] if hit is not None else _by_catalog.put((catalog,), NameIndex(d.name for d in catalog))
     return index.close(name, n)

@@ -14,11 +14,11 @@ kept on disk too, under the digest of the texts counted.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
 
 from greenroom.digest_cache import DigestCache, default_digest_cache, work
+from greenroom.memo import IdentityMemo
 from greenroom.tokens import ENCODING, count_tokens, parameters_json, tool_json
 from greenroom.tools import ToolDescriptor
 from greenroom.tools.catalog import CatalogFile, catalog_entry
@@ -47,7 +47,7 @@ LOOSE_BATCH = 256
 """Descriptors outside any catalog are kept on disk when a call asks for this many."""
 
 _LOOSE_LIMIT = 200_000
-_loose: OrderedDict[tuple[int, str], tuple[ToolDescriptor, int]] = OrderedDict()  # oldest dropped in O(1)
+_loose: IdentityMemo[int] = IdentityMemo(_LOOSE_LIMIT)  # by descriptor, tagged with the field
 
 
 def _text(d: ToolDescriptor, field: str) -> str:
@@ -170,9 +170,9 @@ def _loose_costs(
     todo: list[int] = []
     for pos in positions:
         d = descriptors[pos]
-        hit = _loose.get((id(d), field))
-        if hit is not None and hit[0] is d:
-            out[pos] = hit[1]
+        hit = _loose.lookup((d,), field)
+        if hit is not None:
+            out[pos] = hit[0]
         else:
             todo.append(pos)
     if not todo:
@@ -196,9 +196,7 @@ def _loose_costs(
         values = [measure(t) for t in texts]
     for pos, n in zip(todo, values, strict=True):
         d = descriptors[pos]
-        if len(_loose) >= _LOOSE_LIMIT:
-            _loose.popitem(last=False)
-        _loose[(id(d), field)] = (d, n)
+        _loose.put((d,), n, field)
         out[pos] = n
 
 

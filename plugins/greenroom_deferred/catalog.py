@@ -11,71 +11,47 @@ and the session's ``DeferralState.revision``, so a search or a step does not wal
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from greenroom import RunContext, ToolDescriptor
+from greenroom import IdentityMemo, RunContext, ToolDescriptor
 from greenroom_deferred.descriptors import OWN_TOOLS
 from greenroom_deferred.state import DeferralState
 
 _KEPT = 8  # derived lists kept per kind: a few runtimes and sessions in one process
 
-
-class _Memo:
-    """Values derived from objects that do not change (a catalog), kept by identity; the
-    key objects are held, so an id is never reused while its entry lives."""
-
-    def __init__(self) -> None:
-        self._entries: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
-
-    def get(self, keys: tuple[Any, ...]) -> Any:
-        hit = self._entries.get(tuple(id(k) for k in keys))
-        if hit is not None and all(a is b for a, b in zip(hit[0], keys, strict=True)):
-            return hit[1]
-        return None
-
-    def put(self, keys: tuple[Any, ...], value: Any) -> Any:
-        if len(self._entries) >= _KEPT:
-            self._entries.pop(next(iter(self._entries)))
-        self._entries[tuple(id(k) for k in keys)] = (keys, value)
-        return value
-
-
-_agent = _Memo()
-_deferred = _Memo()
-_grouped = _Memo()
+_agent: IdentityMemo[Sequence[ToolDescriptor]] = IdentityMemo(_KEPT)
+_deferred: IdentityMemo[list[ToolDescriptor]] = IdentityMemo(_KEPT)
+_grouped: IdentityMemo[tuple[frozenset[str], frozenset[str]]] = IdentityMemo(_KEPT)
 
 
 def agent_tools(ctx: RunContext) -> Sequence[ToolDescriptor]:
     """Every tool the agent may use, the plugin's own left out (the same tuple until the
     catalog changes)."""
     catalog = ctx.catalog()
-    hit = _agent.get((catalog,))
-    if hit is None:
-        hit = _agent.put((catalog,), tuple(d for d in catalog if d.name not in OWN_TOOLS))
-    return hit  # type: ignore[no-any-return]
+    hit = _agent.lookup((catalog,))
+    if hit is not None:
+        return hit[0]
+    return _agent.put((catalog,), tuple(d for d in catalog if d.name not in OWN_TOOLS))
 
 
 def deferred_tools(ctx: RunContext, st: DeferralState) -> Sequence[ToolDescriptor]:
     """The agent's tools that are deferred in this session (the same list object until the
     catalog or a placement changes: rankers key their own caches on it)."""
     tools = agent_tools(ctx)
-    hit = _deferred.get((tools, st))
-    if hit is not None and hit[0] == st.revision:
-        return hit[1]  # type: ignore[no-any-return]
-    out = [d for d in tools if st.is_deferred(d.name)]
-    _deferred.put((tools, st), (st.revision, out))
-    return out
+    hit = _deferred.lookup((tools, st), st.revision)
+    if hit is not None:
+        return hit[0]
+    return _deferred.put((tools, st), [d for d in tools if st.is_deferred(d.name)], st.revision)
 
 
 def grouped_names(ctx: RunContext, *, deferred_only: bool = False) -> frozenset[str]:
     """Names every group declares (or only the groups that defer their tools)."""
     catalog = ctx.catalog()
-    hit = _grouped.get((catalog,))
+    hit = _grouped.lookup((catalog,))
     if hit is None:
         every = frozenset(d.name for g in ctx.groups.values() for d in g.known)
         deferring = frozenset(d.name for g in ctx.groups.values() if g.defer for d in g.known)
-        hit = _grouped.put((catalog,), (every, deferring))
-    return hit[1] if deferred_only else hit[0]  # type: ignore[no-any-return]
+        hit = (_grouped.put((catalog,), (every, deferring)),)
+    return hit[0][1] if deferred_only else hit[0][0]
 
 
 def find_descriptor(ctx: RunContext, name: str) -> ToolDescriptor | None:
@@ -84,20 +60,20 @@ def find_descriptor(ctx: RunContext, name: str) -> ToolDescriptor | None:
     return ctx.catalog().find(name)
 
 
-_domains = _Memo()
+_domains: IdentityMemo[dict[str, list[ToolDescriptor]]] = IdentityMemo(_KEPT)
 
 
 def _by_group(ctx: RunContext) -> dict[str, list[ToolDescriptor]]:
     """The agent's tools by their descriptor's group (a tool group's id, or a catalog's
     domain), in catalog order."""
     tools = agent_tools(ctx)
-    hit = _domains.get((tools,))
-    if hit is None:
-        out: dict[str, list[ToolDescriptor]] = {}
-        for d in tools:
-            out.setdefault(d.group or "", []).append(d)
-        hit = _domains.put((tools,), out)
-    return hit  # type: ignore[no-any-return]
+    hit = _domains.lookup((tools,))
+    if hit is not None:
+        return hit[0]
+    out: dict[str, list[ToolDescriptor]] = {}
+    for d in tools:
+        out.setdefault(d.group or "", []).append(d)
+    return _domains.put((tools,), out)
 
 
 def domains(ctx: RunContext) -> list[str]:

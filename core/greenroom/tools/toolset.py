@@ -9,13 +9,13 @@ list the model sees (and no provider request, which would be rejected) carries i
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 import jsonschema
 
+from greenroom.memo import IdentityMemo
 from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.catalog import schema_origin
 from greenroom.tools.schema_check import catalog_problems, compile_validator, load_problem, meta_schema_problem
@@ -26,29 +26,21 @@ class DuplicateToolError(ValueError):
     pass
 
 
-# Parameter schemas already checked, by identity (the schema is kept in its entry, so an id
-# is never reused while cached): runtimes built again over the same tools (benchmarks, a
-# server per client) pay for each schema once. Descriptors are frozen; their schemas are
-# not changed after they are made. A catalog's schemas are not kept here: their problems
-# come, for the whole catalog at once, from the digest cache (``catalog_problems``).
-_CHECKED_LIMIT = 100_000
-# an OrderedDict: dropping the oldest entry of a plain dict again and again is quadratic
-# (each search for the first key walks the slots deleted before it)
-_checked: OrderedDict[int, tuple[Any, SchemaProblem | None]] = OrderedDict()
+# Parameter schemas already checked, by identity: runtimes built again over the same tools
+# (benchmarks, a server per client) pay for each schema once. Descriptors are frozen; their
+# schemas are not changed after they are made. A catalog's schemas are not kept here: their
+# problems come, for the whole catalog at once, from the digest cache (``catalog_problems``).
+_checked: IdentityMemo[SchemaProblem | None] = IdentityMemo(100_000)
 
 
 def _load_problem(schema: Any) -> SchemaProblem | None:
     origin = schema_origin(schema)
     if origin is not None:
         return catalog_problems(origin[0]).get(origin[1])
-    hit = _checked.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    problem = load_problem(schema)
-    if len(_checked) >= _CHECKED_LIMIT:
-        _checked.popitem(last=False)  # the oldest: a cliff of rechecks helps nobody
-    _checked[id(schema)] = (schema, problem)
-    return problem
+    hit = _checked.lookup((schema,))
+    if hit is not None:
+        return hit[0]
+    return _checked.put((schema,), load_problem(schema))
 
 
 class UnusableToolError(ValueError):
