@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from greenroom import RequestDraft, RunContext, SystemSection, ToolDescriptor
+from greenroom import IdentityMemo, RequestDraft, RunContext, SystemSection, ToolDescriptor
 from greenroom_deferred.catalog import agent_tools, deferred_tools, find_descriptor, grouped_names
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.costs import cost
@@ -46,17 +46,17 @@ class Strategy:
 
     def __init__(self, config: DeferredConfig) -> None:
         self.config = config
-        self._sent: tuple[int, list[ToolDescriptor]] | None = None
-        self._listing: tuple[tuple[object, ...], str] | None = None
-        self._eager: tuple[DeferralState, int, Sequence[ToolDescriptor], list[ToolDescriptor]] | None = None
-        self._promoted: tuple[tuple[object, ...], int, list[ToolDescriptor]] | None = None
+        # each kept for the objects it was made from (the session's state, the catalog), and
+        # for the placement revision where placements shape it
+        self._sent: IdentityMemo[list[ToolDescriptor]] = IdentityMemo(1)
+        self._listing: IdentityMemo[str] = IdentityMemo(1)
+        self._eager: IdentityMemo[list[ToolDescriptor]] = IdentityMemo(1)
+        self._promoted: IdentityMemo[list[ToolDescriptor]] = IdentityMemo(1)
 
     def forget_sent(self) -> None:
         """Build what is sent again on the next step (the run's scope changed it)."""
-        self._sent = None
-        self._listing = None
-        self._eager = None
-        self._promoted = None
+        for memo in (self._sent, self._listing, self._eager, self._promoted):
+            memo.clear()
 
     # ---------------------------------------------------------------- the steps
     def started_eager(self, st: DeferralState, learned: Mapping[str, float]) -> None:
@@ -99,21 +99,21 @@ class Strategy:
         loader added undeclared, is sent as is). Kept while the request starts with the
         same tools and no placement changed: comparing two lists runs in C, filtering
         100,000 tools in Python does not."""
-        cached = self._eager
         given = request.base_tools  # the same object from step to step while nothing changed
-        if cached is not None and cached[0] is st and cached[1] == st.revision and cached[2] is given:
-            return list(cached[3])
-        out = [d for d in given if d.name not in OWN_TOOLS and not st.is_deferred(d.name)]
-        self._eager = (st, st.revision, given, out)
-        return list(out)
+        hit = self._eager.lookup((st, given), st.revision)
+        if hit is None:
+            out = [d for d in given if d.name not in OWN_TOOLS and not st.is_deferred(d.name)]
+            hit = (self._eager.put((st, given), out, st.revision),)
+        return list(hit[0])
 
     def listing(self, ctx: RunContext, st: DeferralState) -> str:
         """The listing of what is deferred now; rendered again only when the catalog or a
         placement changed (inject asks every step)."""
         deferred_all = deferred_tools(ctx, st)
         key = (ctx.catalog(), deferred_all)  # a new list whenever a placement changes
-        if self._listing is not None and all(a is b for a, b in zip(self._listing[0], key, strict=True)):
-            return self._listing[1]
+        hit = self._listing.lookup(key)
+        if hit is not None:
+            return hit[0]
         if not deferred_all and not ctx.groups:
             text = ""
         else:
@@ -127,8 +127,7 @@ class Strategy:
                 groups=list(ctx.groups.values()),
                 priority=ctx.priors.p,
             )
-        self._listing = (key, text)
-        return text
+        return self._listing.put(key, text)
 
     @staticmethod
     def put_listing(request: RequestDraft, text: str) -> None:
@@ -148,11 +147,9 @@ class Dispatch(Strategy):
 
     def shape(self, ctx: RunContext, st: DeferralState, request: RequestDraft) -> None:
         # computed on the session's first step and never again: the prefix stays the same bytes
-        if self._sent is not None and self._sent[0] == id(st):
-            request.tools = list(self._sent[1])
-        else:
-            request.tools = self.eager_tools(st, request) + self.own_tools(ctx)
-            self._sent = (id(st), list(request.tools))
+        hit = self._sent.lookup((st,))
+        sent = hit[0] if hit is not None else self._sent.put((st,), self.eager_tools(st, request) + self.own_tools(ctx))
+        request.tools = list(sent)
         if st.listing is None:
             st.listing = self.listing(ctx, st)
         self.put_listing(request, st.listing)
@@ -189,13 +186,13 @@ class Inject(Strategy):
         # promoted from a group keep their place from the catalog, and the first call loads
         # the group implicitly (worked out again only when a placement or the catalog changed)
         key = (st, ctx.catalog())
-        kept = self._promoted
-        if kept is None or kept[1] != st.revision or not all(a is b for a, b in zip(kept[0], key, strict=True)):
+        hit = self._promoted.lookup(key, st.revision)
+        if hit is None:
             present = {d.name for d in sent} | {d.name for d in own}
             promoted = [n for n, p in st.modes.items() if p.source is PlacementSource.PROMOTION and n not in present]
-            found = [find_descriptor(ctx, n) for n in promoted]
-            kept = self._promoted = (key, st.revision, [d for d in found if d is not None])
-        request.tools = sent + kept[2] + own
+            found = [d for d in (find_descriptor(ctx, n) for n in promoted) if d is not None]
+            hit = (self._promoted.put(key, found, st.revision),)
+        request.tools = sent + hit[0] + own
         self.put_listing(request, self.listing(ctx, st))
 
     def observe(self, st: DeferralState, called: set[str]) -> None:
@@ -220,38 +217,34 @@ class Native(Strategy):
 
     def __init__(self, config: DeferredConfig) -> None:
         super().__init__(config)
-        self._array: tuple[DeferralState, int, tuple[ToolDescriptor, ...], frozenset[str]] | None = None
+        self._array: IdentityMemo[tuple[tuple[ToolDescriptor, ...], frozenset[str]]] = IdentityMemo(1)
 
     def shape(self, ctx: RunContext, st: DeferralState, request: RequestDraft) -> None:
         # the same tuple and set objects while nothing changes: sending every tool costs
         # identity checks from the second step on, not a pass over the catalog
-        kept = self._array
-        if kept is None or kept[0] is not st or kept[1] != st.revision:
+        hit = self._array.lookup((st,), st.revision)
+        if hit is None:
             sent = tuple(self._catalog_in_order(ctx, st))
-            if kept is not None and kept[0] is st and kept[2] == sent:
-                sent = kept[2]
             names = frozenset(d.name for d in sent if st.is_deferred(d.name))
-            kept = self._array = (st, st.revision, sent, names)
-        request.tools = kept[2]
-        request.deferred = kept[3]
+            hit = (self._array.put((st,), (sent, names), st.revision),)
+        request.tools, request.deferred = hit[0]
         request.remove_section(SECTION_KEY)  # the provider tells the model what it can search
 
     def forget_sent(self) -> None:
         super().forget_sent()
-        self._array = None
+        self._array.clear()
 
     def _catalog_in_order(self, ctx: RunContext, st: DeferralState) -> list[ToolDescriptor]:
         """Every tool of the catalog (group tools not loaded yet included, hidden ones
         never), in the order they were first sent this session: the deferred set and the
         order are fixed, so the tools array is the same bytes on every step."""
-        if self._sent is not None and self._sent[0] == id(st):
-            return list(self._sent[1])
+        hit = self._sent.lookup((st,))
+        if hit is not None:
+            return list(hit[0])
         catalog = {d.name: d for d in agent_tools(ctx)}
         seen = set(st.native_order)
         st.native_order.extend(n for n in catalog if n not in seen)
-        sent = [catalog[n] for n in st.native_order if n in catalog]
-        self._sent = (id(st), sent)
-        return list(sent)
+        return list(self._sent.put((st,), [catalog[n] for n in st.native_order if n in catalog]))
 
 
 STRATEGIES: Mapping[str, type[Strategy]] = {s.name: s for s in (Dispatch, Inject, Native)}
