@@ -6,14 +6,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import typer
-from gr_testutil import plugin_cli
+from gr_testutil import DATASETS, plugin_cli
 from typer.testing import CliRunner
 
 from greenroom_ranking import SearchRankingPlugin
 from greenroom_ranking.config import RankingConfig
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "datasets" / "metatool"
+DATA = DATASETS / "metatool"
 runner = CliRunner()
 
 
@@ -21,6 +22,7 @@ def cli() -> typer.Typer:
     return plugin_cli(SearchRankingPlugin())  # type: ignore[no-any-return]
 
 
+@pytest.mark.skipif(not DATA.exists(), reason="../shared/datasets not present")
 def test_rank_eval_numbers_and_names_are_whole_at_80_columns() -> None:
     args = ["rank", "eval", "--tools", str(DATA / "tools.jsonl"), "--queries", str(DATA / "queries.jsonl")]
     result = runner.invoke(
