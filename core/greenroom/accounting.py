@@ -35,18 +35,26 @@ class _ToolsArray:
         self.tokens = sum(counts)
         self.names = tuple(d.name for d in tools)
         # the names left to a hosted search, theirs in array order, their tokens, and
-        # what they add to the prefix hash
-        self.deferred: tuple[frozenset[str], tuple[str, ...], int, bytes] = (frozenset(), (), 0, b"")
+        # the prefix hash with them added
+        self.deferred: tuple[frozenset[str], tuple[str, ...], int, Any] = (frozenset(), (), 0, h)
 
-    def left_to_search(self, deferred: frozenset[str]) -> tuple[tuple[str, ...], int, bytes]:
-        """The array's names among ``deferred``, their tokens, and the prefix hash's part
-        for them (worked out once per set: a native step sends every tool and marks the
-        same ones again)."""
-        if self.deferred[0] != deferred:
+    def left_to_search(self, deferred: frozenset[str]) -> tuple[tuple[str, ...], int, Any]:
+        """The array's names among ``deferred``, their tokens, and the prefix hash with
+        them added (not to be updated: copy it). Worked out once per set: a native step
+        sends every tool and marks the same ones again, most often as the same object,
+        which costs an identity check (set equality has no such shortcut, so an equal
+        set is compared once and then held instead)."""
+        known = self.deferred[0]
+        if known is deferred:
+            return self.deferred[1:]
+        if known == deferred:  # an equal set from a new run: remember this one
+            self.deferred = (deferred, *self.deferred[1:])
+        else:
             names = tuple(n for n in self.names if n in deferred)
             tokens = sum(c for n, c in zip(self.names, self.counts, strict=True) if n in deferred)
-            part = b"\x00deferred\x00" + _utf8("\n".join(sorted(deferred)))
-            self.deferred = (deferred, names, tokens, part)
+            h = self.hash.copy()
+            h.update(b"\x00deferred\x00" + _utf8("\n".join(sorted(deferred))))
+            self.deferred = (deferred, names, tokens, h)
         return self.deferred[1:]
 
 
@@ -74,9 +82,12 @@ class RequestAccounting:
 
     def _tools_array(self, tools: tuple[ToolDescriptor, ...]) -> _ToolsArray:
         seen = self._array
-        # the same definitions as last step: identity checks only (tuple equality compares
-        # identity first, item by item, in C)
-        if seen.tools is tools or seen.tools == tools:
+        # the same definitions as last step: one identity check, or, for an equal tuple
+        # made anew (a new run), a pass of identity checks item by item in C, once
+        if seen.tools is tools:
+            return seen
+        if seen.tools == tools:
+            seen.tools = tools
             return seen
         h = hashlib.sha256()
         for d in tools:
@@ -101,15 +112,16 @@ class RequestAccounting:
     def describe_request(self, request: ModelRequest, *, hosted_search: bool = False) -> ev.RequestSent:
         """Token counts of the three parts of a request and the cacheable-prefix hash."""
         array = self._tools_array(tuple(request.tools))
-        h = array.hash.copy()
         tools_tok = array.tokens
         # tools left to the provider's hosted search are not rendered into the prompt
         deferred = request.deferred if hosted_search else frozenset()
         deferred_names: tuple[str, ...] = ()
         if deferred:
-            deferred_names, deferred_tok, part = array.left_to_search(deferred)
+            deferred_names, deferred_tok, with_deferred = array.left_to_search(deferred)
             tools_tok -= deferred_tok
-            h.update(part)
+            h = with_deferred.copy()
+        else:
+            h = array.hash.copy()
         stable = "\n\n".join(s.text for s in request.system if s.stable)
         h.update(b"\x00system\x00" + _utf8(stable))
         messages_tok = self._messages_tokens(request.messages)

@@ -86,3 +86,31 @@ def test_text_with_a_lone_surrogate_is_counted_and_hashed() -> None:
     assert acc.describe_request(req).prefix_hash == first.prefix_hash  # stable from step to step
     other = request([Message("user", "x")], system="system \ud83e", tools=(tool,))
     assert RequestAccounting().describe_request(other).prefix_hash != first.prefix_hash
+
+
+def test_tools_left_to_a_hosted_search_are_reported_and_hashed_whatever_object_holds_them() -> None:
+    """A native step sends every tool and marks the deferred ones; an accounting that has
+    seen the array (or an equal one from another run) reports the same names, tokens and
+    prefix for an equal set, and the new ones for a set that differs."""
+    tools = tuple(ToolDescriptor(f"tool_{i}", f"Tool number {i}.") for i in range(6))
+    acc = RequestAccounting()
+
+    def sent(array: tuple[ToolDescriptor, ...], deferred: frozenset[str]) -> tuple[str, int, tuple[str, ...]]:
+        req = ModelRequest((SystemSection("agent", "You help."),), array, (), step=1, deferred=deferred)
+        out = acc.describe_request(req, hosted_search=True)
+        return out.prefix_hash, out.tools_tokens, out.deferred_tools
+
+    first = sent(tools, frozenset({"tool_1", "tool_4"}))
+    assert first[2] == ("tool_1", "tool_4")
+    assert first[1] == sum(count_tokens(tool_json(d)) for d in tools if d.name not in {"tool_1", "tool_4"})
+    # the same content in new objects, as a new run builds them, and then again
+    assert sent(tuple(tools), frozenset(["tool_4", "tool_1"])) == first
+    assert sent(tuple(list(tools)), frozenset(["tool_1", "tool_4"])) == first
+    other = sent(tools, frozenset({"tool_2"}))
+    assert other[2] == ("tool_2",) and other[0] != first[0]
+    assert sent(tools, frozenset({"tool_1", "tool_4"})) == first
+    # without a hosted search every tool is counted, and the prefix is the plain one
+    plain = RequestAccounting().describe_request(
+        ModelRequest((SystemSection("agent", "You help."),), tools, (), step=1, deferred=frozenset({"tool_1"}))
+    )
+    assert plain.deferred_tools == () and plain.tools_tokens == sum(count_tokens(tool_json(d)) for d in tools)
