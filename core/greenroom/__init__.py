@@ -97,7 +97,7 @@ if TYPE_CHECKING:
         load_catalog,
         tool,
     )
-    from greenroom.tools.catalog import descriptors_digest
+    from greenroom.tools.catalog import descriptors_digest, peek_schema
     from greenroom.tools.groups import ToolGroup
     from greenroom.tools.schema_problem import SchemaFault, SchemaProblem
     from greenroom.tools.toolset import ToolSet
@@ -211,6 +211,7 @@ _EXPORTS: dict[str, str] = {
     "descriptor_cost": "greenroom.tool_costs:tool_cost",
     "descriptor_costs": "greenroom.tool_costs:tool_costs",
     "descriptors_digest": "greenroom.tools.catalog",
+    "peek_schema": "greenroom.tools.catalog",
     "SchemaFault": "greenroom.tools.schema_problem",
     "SchemaProblem": "greenroom.tools.schema_problem",
 }
@@ -311,6 +312,7 @@ __all__ = [
     "parameters_json",
     "parse_json_object",
     "passes_required",
+    "peek_schema",
     "public_url",
     "resolve_select",
     "sort_scored",

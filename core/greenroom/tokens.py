@@ -263,9 +263,17 @@ def compact_json(value: Any) -> str:
     the json module recurses (about 1,000 levels, model arguments say) gets the same text
     from a loop, rather than a ``RecursionError``."""
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain)
     except RecursionError:
         return _deep_json(value)
+
+
+def _plain(value: Any) -> Any:
+    """What json writes for an object it does not know: a read-only mapping (a catalog's
+    schema, a ``MappingProxyType``) as the JSON object it holds."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 @attrs.frozen
@@ -329,4 +337,4 @@ def chars4(text: str) -> int:
 
 
 def parameters_json(parameters: Mapping[str, Any]) -> str:
-    return json.dumps(parameters, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(parameters, separators=(",", ":"), ensure_ascii=False, default=_plain)

@@ -19,9 +19,9 @@ from typing import Any, Literal, get_args
 
 from greenroom.digest_cache import DigestCache, default_digest_cache, work
 from greenroom.memo import IdentityMemo
-from greenroom.tokens import ENCODING, count_tokens, parameters_json, tool_json
+from greenroom.tokens import ENCODING, compact_json, count_tokens, parameters_json
 from greenroom.tools import ToolDescriptor
-from greenroom.tools.catalog import CatalogFile, catalog_entry
+from greenroom.tools.catalog import CatalogFile, catalog_entry, peek_schema
 
 CostField = Literal["definition_tokens", "parameters_tokens", "parameters_chars", "name_tokens", "description_tokens"]
 """What is measured of each descriptor:
@@ -51,10 +51,12 @@ _loose: IdentityMemo[int] = IdentityMemo(_LOOSE_LIMIT)  # by descriptor, tagged 
 
 
 def _text(d: ToolDescriptor, field: str) -> str:
+    # tokens.tool_json's text, read without keeping a catalog's schema (a column of a
+    # whole catalog reads every one)
     if field == "definition_tokens":
-        return tool_json(d)
+        return compact_json({"description": d.description, "name": d.name, "parameters": peek_schema(d.parameters)})
     if field in ("parameters_tokens", "parameters_chars"):
-        return parameters_json(d.parameters)
+        return parameters_json(peek_schema(d.parameters))
     return d.name if field == "name_tokens" else d.description
 
 

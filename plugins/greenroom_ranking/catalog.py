@@ -12,33 +12,23 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from greenroom import ToolDescriptor
+from greenroom import ToolDescriptor, descriptors_digest
 from greenroom_ranking.substrings import SubstringIndex
 
-DIGEST_VERSION = b"greenroom-ranking-catalog-1"
+DIGEST_VERSION = "greenroom-ranking-catalog-2"
 
 
 def catalog_digest(tools: Sequence[ToolDescriptor]) -> str:
-    """A hash of every tool's name, description and parameter schema, in order."""
-    digest = hashlib.sha256(DIGEST_VERSION)
-    # one join and one serialisation for the whole catalog: a call per tool would cost
-    # more than the hashing; each text led by its length keeps ("ab", "c") apart from ("a", "bc")
-    texts = "".join(f"{len(t.name)}:{t.name}{len(t.description)}:{t.description}" for t in tools)
-    digest.update(texts.encode("utf-8", "surrogatepass"))
-    schemas = [t.parameters for t in tools]
-    try:
-        text = json.dumps(schemas, ensure_ascii=True, default=repr)
-    except (TypeError, ValueError):  # keys json cannot order or a cycle: still a stable text
-        text = repr(schemas)
-    digest.update(b"\x02" + text.encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
+    """A hash of every tool's name, description and parameter schema (and group and
+    deferrable), in order: ``greenroom.descriptors_digest``, which finds the tools of a
+    catalog file by position without serialising their schemas."""
+    return hashlib.sha256(f"{DIGEST_VERSION} {descriptors_digest(tools)}".encode("ascii")).hexdigest()
 
 
 class Catalog:

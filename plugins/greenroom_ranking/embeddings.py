@@ -20,13 +20,13 @@ import hashlib
 import os
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from greenroom import ScoredTool, SearchQuery, ToolDescriptor, state_dir
+from greenroom import ScoredTool, SearchQuery, ToolDescriptor, peek_schema, state_dir
 from greenroom_ranking.catalog import Catalog
 from greenroom_ranking.config import RankingConfig
 from greenroom_ranking.extra import missing_extra
@@ -45,9 +45,10 @@ def embedding_text(tool: ToolDescriptor, *, parameters: bool = False) -> str:
     """What is embedded for one tool: ``split name: description`` and, optionally, its
     top-level parameter names (split into words)."""
     text = f"{' '.join(split_identifier(tool.name))}: {tool.description}".strip()
-    if parameters and isinstance(tool.parameters, dict):
-        props = tool.parameters.get("properties")
-        if isinstance(props, dict) and props:
+    schema = peek_schema(tool.parameters) if parameters else None
+    if isinstance(schema, Mapping):
+        props = schema.get("properties")
+        if isinstance(props, Mapping) and props:
             text += " Parameters: " + ", ".join(" ".join(split_identifier(str(p))) for p in props) + "."
     return text
 

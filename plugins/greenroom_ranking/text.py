@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from greenroom import ToolDescriptor
+from greenroom import ToolDescriptor, peek_schema
 
 # camelCase / PascalCase / acronym boundaries: "getHTTPResponse2" -> get HTTP Response 2
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -233,5 +233,5 @@ def tool_document(tool: ToolDescriptor, *, name_weight: int = 2, params: bool = 
     name = " ".join(split_identifier(tool.name))
     parts = [name] * max(1, name_weight) + [tool.description]
     if params:
-        parts.extend(_param_text(tool.parameters))
+        parts.extend(_param_text(peek_schema(tool.parameters)))  # an index reads every tool once
     return "\n".join(parts)

@@ -33,7 +33,7 @@ import referencing.jsonschema
 from jsonschema_specifications import REGISTRY as DIALECTS
 
 from greenroom.digest_cache import DigestCache, default_digest_cache, work
-from greenroom.tools.catalog import CatalogFile
+from greenroom.tools.catalog import CatalogFile, peek_schema
 from greenroom.tools.schema_problem import Path, SchemaFault, SchemaProblem, Scopes, pointer
 from greenroom.tools.schema_refs import Reference, reference_problem
 
@@ -304,7 +304,7 @@ def catalog_problems(
 
         def build() -> dict[int, SchemaProblem]:
             work["schema checks"] += len(catalog.descriptors)
-            found = ((i, check(d.parameters)) for i, d in enumerate(catalog.descriptors))
+            found = ((i, check(peek_schema(d.parameters))) for i, d in enumerate(catalog.descriptors))
             return {i: p for i, p in found if p is not None}
 
         known = (cache or default_digest_cache()).get_or_build(
