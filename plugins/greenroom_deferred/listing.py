@@ -4,7 +4,9 @@ When the whole listing fits ``listing_budget`` (in the configured style, or with
 only), it is sent as it is. When it does not, the model still sees the catalog's
 structure: every group (tool groups and servers, then catalog domains) with a one-line
 description and a count, and as many tool names as fit, chosen well: the tools learned
-priors say are used first, then the others spread across groups in turn. It can list a
+priors say are used first (a share of the room is kept for them, and their groups' lines
+before others' when not every group fits), then the others spread across groups in turn.
+It can list a
 whole group's names with ``ToolSearch "group:NAME"`` without paying for schemas. Only a
 budget too small for even the groups' lines leaves a bare count.
 
@@ -14,7 +16,7 @@ allows is rendered or token-counted whole.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Literal
 
 from greenroom import GroupView, ToolDescriptor, count_tokens, count_tokens_upto
@@ -133,10 +135,19 @@ def structured_listing(
         f'List every name in a group with {SEARCH_TOOL} "group:NAME", or search by keywords.',
     ]
     room = budget - _lines_cost(head) - _MARGIN
-    shown_groups, rest = _fit_sections(tool_groups, room - _lines_cost([_GROUPS_TITLE]) if tool_groups else room)
+    # the likeliest used names are worth more than the lines of the smallest groups: a
+    # share of the room is kept for them, and their groups are kept first
+    reserve, favoured = _reserve(tool_groups + domains, priority, room // PRIORITY_SHARE)
+    fitted = room - reserve
+    shown_groups, rest = _fit_sections(
+        tool_groups, fitted - _lines_cost([_GROUPS_TITLE]) if tool_groups else fitted, favoured
+    )
     room -= _lines_cost([_GROUPS_TITLE]) if shown_groups else 0
     room -= sum(_lines_cost([s.line, s.extra] if s.extra else [s.line]) for s in shown_groups)
-    shown_domains, rest_domains = _fit_sections(domains, room - (_lines_cost([_DOMAINS_TITLE]) if domains else 0))
+    fitted = room - reserve
+    shown_domains, rest_domains = _fit_sections(
+        domains, fitted - (_lines_cost([_DOMAINS_TITLE]) if domains else 0), favoured
+    )
     room -= _lines_cost([_DOMAINS_TITLE]) if shown_domains else 0
     room -= sum(_lines_cost([s.line]) for s in shown_domains)
     hidden_groups = rest + rest_domains
@@ -190,15 +201,43 @@ def _lines_cost(lines: Sequence[str]) -> int:
     return sum(count_tokens(line) + 1 for line in lines)
 
 
-def _fit_sections(sections: list[_Section], room: int) -> tuple[list[_Section], list[_Section]]:
-    """The sections whose lines fit ``room`` tokens (the largest first when not all do),
-    kept in their order, and the rest."""
+_MORE_COST = 24
+"""Tokens of ``_more_groups``' line at any catalog size (about 20 with 7-digit counts)."""
+
+
+PRIORITY_SHARE = 4
+"""At most 1/PRIORITY_SHARE of the listing's room is kept for the names priors favour."""
+
+
+def _reserve(sections: Sequence[_Section], priority: Mapping[str, float], room: int) -> tuple[int, set[int]]:
+    """Tokens for the likeliest used names (as many as fit ``room``, likeliest first) and
+    the sections (by id) they are in."""
+    if not priority:
+        return 0, set()
+    owner = {n: s for s in sections for n in s.names if n in priority}
+    used = 0
+    favoured: set[int] = set()
+    for name in sorted(owner, key=lambda n: (-priority[n], n)):
+        cost = count_tokens(name) + 1 + (0 if id(owner[name]) in favoured else 3)
+        if used + cost > room:
+            break
+        used += cost
+        favoured.add(id(owner[name]))
+    return used, favoured
+
+
+def _fit_sections(
+    sections: list[_Section], room: int, favoured: Collection[int] = ()
+) -> tuple[list[_Section], list[_Section]]:
+    """The sections whose lines fit ``room`` tokens (when not all do: those ``favoured``
+    first, then the largest), kept in their order, and the rest."""
     cost = [_lines_cost([s.line, s.extra] if s.extra else [s.line]) for s in sections]
     if sum(cost) <= room:
         return sections, []
+    room -= _MORE_COST  # the line saying how many more groups there are
     keep: set[int] = set()
     used = 0
-    for i in sorted(range(len(sections)), key=lambda i: -len(sections[i].names)):
+    for i in sorted(range(len(sections)), key=lambda i: (id(sections[i]) not in favoured, -len(sections[i].names))):
         if used + cost[i] > room:
             continue
         keep.add(i)

@@ -105,3 +105,24 @@ async def test_a_run_over_100k_tools_works_with_every_strategy(make_runtime: Any
     assert "There is no group 'nowhere'" in results["nogroup"]
     assert json.dumps("analyzeEvidence_r7")[1:-1] in results["select"] and '"parameters"' in results["select"]
     assert "Did you mean: analyzeEvidence_r7" in results["miss"]
+
+
+def test_names_priors_favour_are_shown_with_their_groups_when_not_every_group_fits() -> None:
+    """Thousands of small groups (one per server, say) cannot all have a line; the tools
+    learned usage says are likely keep their place, and their groups' lines with them."""
+    tools = tuple(
+        ToolDescriptor(f"server{g:04d}__action_{i}", "Does a thing.", group=f"server{g:04d}")
+        for g in range(3_000)
+        for i in range(8)
+    )
+    liked = {tools[8 * 2_345 + 3].name: 0.9, tools[8 * 17 + 5].name: 0.7, tools[8 * 2_999].name: 0.5}
+    text = budgeted_listing(tools, style="names", budget=BUDGET, hint="Search.", priority=liked)
+    assert count_tokens(text) <= BUDGET
+    assert re.search(r"\.\.\. and \d+ more groups with \d+ tools", text)  # not every group fits
+    for name in liked:
+        assert name in text
+        group = name.split("__")[0]
+        assert f"- {group} (8 tools)" in text
+    # without priors the same budget shows the groups' lines, and names only if room is left
+    plain = budgeted_listing(tools, style="names", budget=BUDGET, hint="Search.")
+    assert not any(name in plain for name in liked)
