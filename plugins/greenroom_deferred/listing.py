@@ -6,9 +6,8 @@ structure: every group (tool groups and servers, then catalog domains) with a on
 description and a count, and as many tool names as fit, chosen well: the tools learned
 priors say are used first (a share of the room is kept for them, and their groups' lines
 before others' when not every group fits), then the others spread across groups in turn.
-It can list a
-whole group's names with ``ToolSearch "group:NAME"`` without paying for schemas. Only a
-budget too small for even the groups' lines leaves a bare count.
+It can list a whole group's names with ``ToolSearch "group:NAME"`` without paying for
+schemas. Only a budget too small for even the groups' lines leaves a bare count.
 
 The work is bounded by the budget, not by the catalog: no text longer than the budget
 allows is rendered or token-counted whole.
