@@ -8,8 +8,9 @@ figure is a ratio against a baseline measured in the same run:
 - ToolSearch p50, through the runtime, against plain ``bm25s`` over the same texts;
 - per-step runtime overhead of each strategy (dispatch, inject, native) against a bare loop;
 - session start of ``greenroom run CONFIG hi`` in a new process, cold and warm disk
-  caches, against the smallest size;
-- peak memory of that run against the smallest size;
+  caches, against the smallest size: a run whose model answers at once, and one whose
+  model makes one ToolSearch first (which loads or builds the search index);
+- peak memory of those runs against the smallest size;
 - an unknown tool name's error against a known tool's call and a dict lookup;
 - the listing's tokens against ``listing_budget``, and the groups and tools it names;
 - once: tokenizer load and ``greenroom --help`` against ``python -c "import pluggy"``.
@@ -47,6 +48,7 @@ from scale_process import session_start, startup
 from scale_report import plot, print_report
 
 PER_SIZE = ("listing", "search", "misspelled", "steps", "session")
+SESSION_QUERY = "book a flight to paris"  # the searching session's one ToolSearch
 MEASUREMENTS = (*PER_SIZE, "startup")
 
 
@@ -108,6 +110,9 @@ def measure_size(
     if "session" in only:
         step("session start in new processes")
         out["session"] = attempt(lambda: session_start(write_config(catalog, "run"), s.session_repeat))
+        step("session with a search in new processes")
+        searching = write_config(catalog, "run-search", search=SESSION_QUERY)
+        out["session_search"] = attempt(lambda: session_start(searching, s.session_repeat))
     gc.collect()
     return out
 
@@ -121,7 +126,8 @@ def run(sizes: list[int], only: set[str], s: Settings, console: Console) -> dict
         "load_average": os.getloadavg()[0],  # other work on the machine makes every figure noisier
         "by_size": {},
     }
-    units = len(sizes) * sum(len(STRATEGIES) if m == "steps" else 1 for m in PER_SIZE if m in only)
+    per_measurement = {"steps": len(STRATEGIES), "session": 2}  # the rest take one unit each
+    units = len(sizes) * sum(per_measurement.get(m, 1) for m in PER_SIZE if m in only)
     units += len(sizes) + ("startup" in only) + ("steps" in only)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with tempfile.TemporaryDirectory(prefix="greenroom-scale-") as tmp, Progress(*columns, console=console) as bar:

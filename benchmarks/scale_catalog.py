@@ -114,10 +114,17 @@ def build(size: int, folder: Path, datasets: Path = DATASETS) -> Catalog:
     return Catalog(size, folder, path, names, counts, texts)
 
 
-def write_config(catalog: Catalog, label: str, *, max_steps: int = 20, deferred: str = "") -> Path:
-    """A config of the catalog with the offline ``scripted`` model (it answers at once);
-    ``deferred`` is TOML for ``[plugins.deferred-tools]``. Every plugin keeps its defaults."""
-    text = f'[agent]\nid = "scale-{catalog.size}"\nmodel = "scripted"\nmax_steps = {max_steps}\n\n'
+def write_config(catalog: Catalog, label: str, *, max_steps: int = 20, deferred: str = "", search: str = "") -> Path:
+    """A config of the catalog with the offline ``scripted`` model: it answers at once, or,
+    given ``search``, makes that ToolSearch first. ``deferred`` is TOML for
+    ``[plugins.deferred-tools]``. Every plugin keeps its defaults."""
+    model = "scripted"
+    if search:
+        script = catalog.folder / f"{label}.jsonl"
+        turns = [{"tool_calls": [{"name": "ToolSearch", "arguments": {"query": search}}]}, {"text": "done"}]
+        script.write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
+        model = f"scripted:{script.name}"
+    text = f'[agent]\nid = "scale-{catalog.size}"\nmodel = "{model}"\nmax_steps = {max_steps}\n\n'
     text += f'[tools]\ncatalogs = ["{catalog.path.name}"]\n'
     if deferred:
         text += f"\n[plugins.deferred-tools]\n{deferred}\n"

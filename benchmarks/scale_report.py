@@ -70,6 +70,34 @@ class Report:
         return table
 
 
+def _session_tables(r: Report, part: str, what: str) -> list[Table]:
+    """Start-up time and peak memory of ``greenroom run`` in new processes."""
+    cold, warm, peak = r.smallest(part, "cold_ms"), r.smallest(part, "warm_ms"), r.smallest(part, "peak_mb")
+    return [
+        r.table(
+            f"Session start, `greenroom run` whose model {what} (target: 10k at most 2x 1k)",
+            ["tools", "cold ms", "warm ms", "cold x smallest", "warm x smallest"],
+            lambda n, p: [
+                _num(p["cold_ms"], 0),
+                _num(p["warm_ms"], 0),
+                _x(p["cold_ms"] / cold) if cold else "-",
+                _x(p["warm_ms"] / warm) if warm else "-",
+            ],
+            part,
+        ),
+        r.table(
+            f"Peak memory of `greenroom run` whose model {what} (target: 100k at most 3x 1k)",
+            ["tools", "peak MB, cold", "peak MB, warm", "x smallest"],
+            lambda n, p: [
+                _num(p["cold_peak_mb"], 0),
+                _num(p["warm_peak_mb"], 0),
+                _x(p["peak_mb"] / peak) if peak else "-",
+            ],
+            part,
+        ),
+    ]
+
+
 def tables(results: Results) -> tuple[list[Table], list[str]]:
     """Every table of the report and the notes on what failed."""
     r = Report(results)
@@ -96,33 +124,8 @@ def tables(results: Results) -> tuple[list[Table], list[str]]:
     if bare is not None:
         steps.title = f"{steps.title}; bare: {bare:,.1f} µs/step"
     out.append(steps)
-    cold, warm = r.smallest("session", "cold_ms"), r.smallest("session", "warm_ms")
-    out.append(
-        r.table(
-            "Session start, `greenroom run` in a new process (target: 10k at most 2x 1k)",
-            ["tools", "cold ms", "warm ms", "cold x smallest", "warm x smallest"],
-            lambda n, p: [
-                _num(p["cold_ms"], 0),
-                _num(p["warm_ms"], 0),
-                _x(p["cold_ms"] / cold) if cold else "-",
-                _x(p["warm_ms"] / warm) if warm else "-",
-            ],
-            "session",
-        )
-    )
-    peak = r.smallest("session", "peak_mb")
-    out.append(
-        r.table(
-            "Peak memory of `greenroom run` (target: 100k at most 3x 1k)",
-            ["tools", "peak MB, cold", "peak MB, warm", "x smallest"],
-            lambda n, p: [
-                _num(p["cold_peak_mb"], 0),
-                _num(p["warm_peak_mb"], 0),
-                _x(p["peak_mb"] / peak) if peak else "-",
-            ],
-            "session",
-        )
-    )
+    for part, what in (("session", "answers at once"), ("session_search", "searches first")):
+        out.extend(_session_tables(r, part, what))
     out.append(
         r.table(
             "Unknown tool name: the error with its 'did you mean'",
@@ -226,12 +229,22 @@ PANELS: list[tuple[str, str, list[tuple[str, str, str | None, str]]]] = [
     (
         "Session start (new process)",
         "ms",
-        [("session", "cold_ms", None, "cold cache"), ("session", "warm_ms", None, "warm cache")],
+        [
+            ("session", "cold_ms", None, "cold cache"),
+            ("session", "warm_ms", None, "warm cache"),
+            ("session_search", "cold_ms", None, "searching, cold"),
+            ("session_search", "warm_ms", None, "searching, warm"),
+        ],
     ),
     (
         "Peak memory of a run",
         "MB",
-        [("session", "cold_peak_mb", None, "cold cache"), ("session", "warm_peak_mb", None, "warm cache")],
+        [
+            ("session", "cold_peak_mb", None, "cold cache"),
+            ("session", "warm_peak_mb", None, "warm cache"),
+            ("session_search", "cold_peak_mb", None, "searching, cold"),
+            ("session_search", "warm_peak_mb", None, "searching, warm"),
+        ],
     ),
     (
         "Unknown tool name",
