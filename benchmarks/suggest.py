@@ -6,10 +6,14 @@ The catalogs are the real tool names of ``../shared/datasets`` (seal_tools, meta
 github_mcp) repeated under numbered ``server__`` prefixes until each size is reached, as a
 merged catalog of many servers would be. The typed names are real names with a mistake made
 in them (seeded): one or two letters changed, dropped or swapped, the prefix dropped or
-misspelt, the words in another order, the case changed. Every figure is a median over the
-typed names, measured in the same run; ratios are against the dict lookup.
+misspelt, the words in another order, the case changed. With ``--copies`` the catalogs are
+built as ``benchmarks/scale.py`` builds them instead (each real name again under renamed
+copies, ``name__r1`` ...) and the typos are its own (two neighbouring letters swapped, or one
+dropped): families of names alike but for their end, which crowd the names a lookup reads.
+Every figure is a median over the typed names, measured in the same run; ratios are against
+the dict lookup.
 
-    python benchmarks/suggest.py [--sizes 1000 10000 100000] [--typos 30]
+    python benchmarks/suggest.py [--sizes 1000 10000 100000] [--typos 30] [--copies]
 """
 
 from __future__ import annotations
@@ -61,6 +65,20 @@ def catalog(real: list[tuple[str, str]], size: int) -> list[str]:
     return names
 
 
+def copies(real: list[tuple[str, str]], size: int) -> list[str]:
+    """Each real name once, then again as ``name__r1``, ``name__r2`` ... until ``size``."""
+    tools = list(dict.fromkeys(tool for _, tool in real))
+    return [f"{tool}__r{rep}" if rep else tool for rep in range(size // len(tools) + 1) for tool in tools][:size]
+
+
+def misspell(name: str, rng: random.Random) -> str:
+    """Two neighbouring letters swapped or one dropped, not the first nor the last two."""
+    at = rng.randrange(1, max(2, len(name) - 2))
+    if rng.random() < 0.5:
+        return name[:at] + name[at + 1 : at + 2] + name[at] + name[at + 2 :]
+    return name[:at] + name[at + 1 :]
+
+
 def mistake(name: str, rng: random.Random) -> str:
     prefix, _, last = name.rpartition("__")
     kind = rng.choice(["edit", "edits", "swap", "drop prefix", "prefix", "words", "case"])
@@ -105,13 +123,14 @@ def timed(fn: Callable[[], list[str]], repeat: int) -> tuple[float, list[str]]:
     return statistics.median(times), answer
 
 
-def found(meant: str, answer: list[str]) -> bool:
-    # a dropped prefix may be answered by any server's copy of the tool
+def found(meant: str, answer: list[str], exact: bool = False) -> bool:
+    # a dropped prefix may be answered by any server's copy of the tool (not so for the
+    # renamed copies, whose ``__r1`` is no server)
     last = meant.rpartition("__")[2]
-    return meant in answer or any(a.rpartition("__")[2] == last for a in answer)
+    return meant in answer or (not exact and any(a.rpartition("__")[2] == last for a in answer))
 
 
-def measure(pool: list[str], typos: list[tuple[str, str]], repeat: int) -> dict[str, float]:
+def measure(pool: list[str], typos: list[tuple[str, str]], repeat: int, exact: bool = False) -> dict[str, float]:
     lookup = dict.fromkeys(pool, 0)
     dict_s = statistics.median(
         timeit.Timer("lookup.get(t)", globals={"lookup": lookup, "t": t}).timeit(20_000) / 20_000 for t, _ in typos
@@ -128,8 +147,8 @@ def measure(pool: list[str], typos: list[tuple[str, str]], repeat: int) -> dict[
         "held_s": statistics.median(held),
         "first_s": first_s,
         "difflib_s": statistics.median(s for s, _ in old),
-        "found": sum(found(m, a) for (_, m), (_, a) in zip(typos, miss, strict=True)) / len(typos),
-        "difflib_found": sum(found(m, a) for (_, m), (_, a) in zip(typos, old, strict=True)) / len(typos),
+        "found": sum(found(m, a, exact) for (_, m), (_, a) in zip(typos, miss, strict=True)) / len(typos),
+        "difflib_found": sum(found(m, a, exact) for (_, m), (_, a) in zip(typos, old, strict=True)) / len(typos),
     }
 
 
@@ -137,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000, 100_000])
     ap.add_argument("--typos", type=int, default=30)
+    ap.add_argument("--copies", action="store_true", help="renamed copies and typos as benchmarks/scale.py makes")
     args = ap.parse_args(argv)
     console = Console(width=140)
     real = real_names()
@@ -147,11 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     cols = ["names", "dict lookup", "miss", "x dict", "index held", "x dict", "first miss", "difflib", "x dict"]
     for col in [*cols, "miss / difflib", "found", "difflib found"]:
         table.add_column(col, justify="right")
+    typo = misspell if args.copies else mistake
     for size in args.sizes:
-        pool = catalog(real, size)
-        rng = random.Random(size)
-        typos = [(mistake(meant, rng), meant) for meant in rng.sample(pool, args.typos)]
-        r = measure(pool, typos, repeat=1 if size >= 50_000 else 3)
+        pool = copies(real, size) if args.copies else catalog(real, size)
+        rng, known = random.Random(size), set(pool)
+        typos = [(typo(meant, rng), meant) for meant in rng.sample(pool, args.typos)]
+        typos = [(typed, meant) for typed, meant in typos if typed not in known]
+        r = measure(pool, typos, repeat=1 if size >= 50_000 else 3, exact=args.copies)
         table.add_row(
             f"{size:,}",
             f"{r['dict_s'] * 1e9:.0f} ns",

@@ -13,9 +13,19 @@ be sorted in, so a few binary searches find the obvious mistakes whatever the ca
 - words in another order: each order of the words (with the typed prefix, and without) is
   looked up too.
 
+Those searches read a few names on each side, which a family of names that differ only after
+the mistake can fill (``create_issue__r1`` ... ``__r22``, or one tool under many servers). So
+a single edit is also undone at each place it can be (no further in than the longest
+beginning any name shares with the typed one, nor from the end than the longest end): two
+neighbouring letters swapped back, a letter removed, and a letter put in or changed for each
+letter that follows there in some name. Each costs a binary search (at most ``MAX_REPAIRS``
+in all), and a name found so is scored first.
+
 At most ``MAX_SCORED`` of the names found get the costly similarity score, and only the
-first ``MAX_NAME`` characters of a name are compared. ``close_names`` keeps the index of the
-last pool it was given; a holder of a catalog can keep its own ``NameIndex``.
+first ``MAX_NAME`` characters of a name are compared. Names of the same score are ordered by
+the similarity of the whole names, then by the fewest edits (counted for such ties only).
+``close_names`` keeps the index of the last pool it was given; a holder of a catalog can keep
+its own ``NameIndex``.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
 from itertools import permutations
@@ -47,11 +58,19 @@ MAX_PROBES = 40
 """The most binary searches for one typed name (itself and its words in other orders, each
 forwards and backwards)."""
 
+MAX_REPAIRS = 160
+"""The most binary searches for the typed name with one edit undone."""
+
+MAX_BRANCHES = 40
+"""The most letters tried where a letter may have been dropped or changed."""
+
 _PREFIX = "__"  # server__tool, as greenroom names MCP tools
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W\dA-Za-z_]+")
 _MAX_ORDERED = 3  # words whose every order is tried; more are only rotated
 _MAX_WORDS = 6  # a longer name is not looked up in other orders
 _BACKWARDS = itemgetter(slice(None, None, -1))
+_AFTER_ALL = chr(0x10FFFF)  # sorts after any letter that can follow a beginning
+_REPAIRED = 2 * MAX_NAME + 1  # more shared than any name read near a probe
 
 
 class NameIndex:
@@ -81,9 +100,41 @@ class NameIndex:
             probes.append((self._forwards, f"{prefix}{_PREFIX}{order}" if prefix else order))
             probes.append((self._backwards, order[::-1]))
         shared: dict[int, int] = {}
-        for keys, probe in probes[:MAX_PROBES]:
-            keys.near(probe, shared)
+        longest = [keys.near(probe, shared) for keys, probe in probes[:MAX_PROBES]]
+        for i in self._repaired(low, longest[0], longest[1]):
+            shared[i] = _REPAIRED
         return sorted(shared, key=lambda i: (-shared[i], i))[:MAX_SCORED]
+
+    def _repaired(self, low: str, start: int, end: int) -> list[int]:
+        """Indices of the names that are ``low`` with one edit undone, where some name shares
+        ``start`` characters of its beginning and another ``end`` of its end: the edit is at
+        most ``start`` characters in and ``end`` from the end. Each place is tried from those
+        two inwards (the meant name often shares the most on one side), letters put in from
+        the side sharing more, where fewer names begin alike."""
+        budget = _Budget()
+        size = len(low)
+        backwards = low[::-1]
+        places = list(range(max(0, size - end - 2), min(start, size) + 1))
+        for at in (places[k // 2] if k % 2 else places[-1 - k // 2] for k in range(len(places))):
+            self._forwards.undo_moves(low, at, budget)
+            if at >= size - at:
+                self._forwards.undo_letters(low, at, budget)
+            else:  # spelt backwards, the first puts a letter in at ``at``, the second changes it
+                self._backwards.undo_letters(backwards, size - at, budget)
+                self._backwards.undo_letters(backwards, size - at - 1, budget)
+        return budget.found
+
+
+class _Budget:
+    """The binary searches left for undoing edits of one typed name, and the names found."""
+
+    def __init__(self) -> None:
+        self.left = MAX_REPAIRS
+        self.found: list[int] = []
+
+    def spend(self) -> bool:
+        self.left -= 1
+        return self.left >= 0
 
 
 class _Sorted:
@@ -93,14 +144,57 @@ class _Sorted:
         self.ids = sorted(range(len(keys)), key=keys.__getitem__)
         self.keys = list(map(keys.__getitem__, self.ids))
 
-    def near(self, probe: str, shared: dict[int, int]) -> None:
+    def near(self, probe: str, shared: dict[int, int]) -> int:
         """Record, for the names sorted next to ``probe``, how many characters they share
-        with it at its beginning and at its end (an edit in the middle costs little)."""
+        with it at its beginning and at its end (an edit in the middle costs little). The
+        longest beginning shared with any key: the keys either side of ``probe`` have it."""
         at = bisect_left(self.keys, probe)
+        longest = 0
         for j in range(max(0, at - NEIGHBOURS), min(len(self.keys), at + NEIGHBOURS)):
             i, key = self.ids[j], self.keys[j]
-            both = _common_start(key, probe) + _common_start(key[::-1], probe[::-1])
+            start = _common_start(key, probe)
+            both = start + _common_start(key[::-1], probe[::-1])
             shared[i] = max(shared.get(i, 0), both)
+            longest = max(longest, start)
+        return longest
+
+    def find(self, key: str, budget: _Budget, lo: int = 0, hi: int | None = None) -> None:
+        """Add the names whose key is ``key`` (searched for between ``lo`` and ``hi``)."""
+        if not budget.spend():
+            return
+        hi = len(self.keys) if hi is None else hi
+        at = bisect_left(self.keys, key, lo, hi)
+        while at < hi and self.keys[at] == key and len(budget.found) < MAX_SCORED:
+            budget.found.append(self.ids[at])
+            at += 1
+
+    def undo_moves(self, typed: str, at: int, budget: _Budget) -> None:
+        """Look up ``typed`` without its letter at ``at``, and with that letter and the next
+        swapped back."""
+        if 0 <= at < len(typed):
+            self.find(typed[:at] + typed[at + 1 :], budget)
+        if 0 <= at < len(typed) - 1:
+            self.find(typed[:at] + typed[at + 1] + typed[at] + typed[at + 2 :], budget)
+
+    def undo_letters(self, typed: str, at: int, budget: _Budget) -> None:
+        """Look up ``typed`` with a letter put in at ``at``, or its letter there changed, for
+        each letter that follows ``typed[:at]`` in some key: the keys that begin so are
+        together, so each letter costs a binary search in them."""
+        if not 0 <= at <= len(typed) or not budget.spend():
+            return
+        head = typed[:at]
+        lo = bisect_left(self.keys, head)
+        hi = bisect_left(self.keys, head + _AFTER_ALL, lo)
+        for _ in range(MAX_BRANCHES):
+            if lo < hi and len(self.keys[lo]) == at:
+                lo += 1  # the beginning itself, a whole key
+            if lo >= hi or not budget.spend():
+                return
+            branch = head + self.keys[lo][at]
+            end = bisect_left(self.keys, branch + _AFTER_ALL, lo, hi)
+            self.find(branch + typed[at:], budget, lo, end)
+            self.find(branch + typed[at + 1 :], budget, lo, end)
+            lo = max(end, lo + 1)
 
 
 def _common_start(a: str, b: str) -> int:
@@ -158,39 +252,85 @@ class _Typed:
             self.matchers.append(matcher)
 
 
-def _score(typed: _Typed, name: str, floor: float) -> float:
+def _score(typed: _Typed, name: str, floor: float, tie: float = 0.0) -> tuple[float, float]:
     """How like the typed name ``name`` is: the best weighted similarity of their views, or
-    0 when it cannot reach ``floor`` (the cheap upper bounds of difflib say so first)."""
-    best = 0.0
-    for weight, matcher, mine, theirs in zip(_WEIGHTS, typed.matchers, typed.views, _views(name), strict=True):
+    0 when it cannot reach ``floor`` (the cheap upper bounds of difflib say so first); and
+    the similarity of the whole names, which orders names of the same score (every tool of a
+    server's ``server__get`` has the same last part as ``servr__get``). A name of score
+    ``floor`` whose whole similarity cannot reach ``tie`` gets 0."""
+    best = whole = 0.0
+    views = _views(name)
+    for k, (weight, matcher, mine, theirs) in enumerate(zip(_WEIGHTS, typed.matchers, typed.views, views, strict=True)):
         need = max(best, floor) / weight
         if not mine or not theirs or need > 1:
             continue
         if mine == theirs:
-            best = weight
-            continue
-        matcher.set_seq1(theirs)
-        if matcher.real_quick_ratio() >= need and matcher.quick_ratio() >= need:
-            best = max(best, weight * matcher.ratio())
-    return best if best >= floor else 0.0
+            similarity = 1.0
+        else:
+            matcher.set_seq1(theirs)
+            if matcher.real_quick_ratio() < need or matcher.quick_ratio() < need:
+                continue
+            similarity = matcher.ratio()
+        whole = similarity if k == 0 else whole
+        best = max(best, weight * similarity)
+    if best < floor:
+        return 0.0, 0.0
+    if not whole and typed.views[0] and views[0]:  # the whole names were cut by a bound
+        matcher, need = typed.matchers[0], tie if best == floor else 0.0
+        matcher.set_seq1(views[0])
+        if matcher.real_quick_ratio() < need or matcher.quick_ratio() < need:
+            return 0.0, 0.0
+        whole = matcher.ratio()
+    return best, whole
 
 
 def _best(typed: str, names: Iterable[str], n: int) -> list[str]:
     """The ``n`` names most like ``typed`` (at least ``CUTOFF``): the most alike first, then
-    the closest in length, then by name."""
+    the most alike as whole names, then the fewest edits away (a swapped letter and a dropped
+    one can be as alike by difflib's measure as two edits), then the closest in length, then
+    by name."""
     if n <= 0:
         return []
     views = _Typed(typed)
-    kept: list[tuple[float, int, str]] = []
+    kept: list[tuple[float, float, str]] = []
     for name in dict.fromkeys(names):
-        # a name must beat the n-th kept so far: most are turned down by the cheap bounds
-        floor = max(CUTOFF, -kept[n - 1][0]) if len(kept) >= n else CUTOFF
-        score = _score(views, name, floor)
+        # a name must reach the n-th kept so far: most are turned down by the cheap bounds
+        floor, tie = (-kept[n - 1][0], -kept[n - 1][1]) if len(kept) >= n else (CUTOFF, 0.0)
+        score, whole = _score(views, name, floor, tie)
         if score:
-            kept.append((-score, abs(len(name) - len(typed)), name))
+            kept.append((-score, -whole, name))
             kept.sort()
-            del kept[n:]
-    return [name for _, _, name in kept]
+            while len(kept) > n and kept[-1][:2] != kept[n - 1][:2]:
+                kept.pop()  # names as alike as the n-th stay: fewer edits may put them first
+    alike = Counter(entry[:2] for entry in kept)
+    low = typed.lower()
+
+    def order(entry: tuple[float, float, str]) -> tuple[float, float, int, int, str]:
+        name = entry[2]
+        edits = _edits(low, name[:MAX_NAME].lower()) if alike[entry[:2]] > 1 else 0
+        return (*entry[:2], edits, abs(len(name) - len(typed)), name)
+
+    return [entry[2] for entry in sorted(kept, key=order)[:n]]
+
+
+def _edits(a: str, b: str, most: int = 3) -> int:
+    """The fewest letters put in, dropped, changed or swapped with the next that turn ``a``
+    into ``b``, or ``most + 1`` when more: only cells within ``most`` of the diagonal are
+    filled, so two long names cost little."""
+    far = most + 1
+    if abs(len(a) - len(b)) > most:
+        return far
+    before: list[int] = []
+    row = [min(j, far) for j in range(len(b) + 1)]
+    for i in range(1, len(a) + 1):
+        new = [min(i, far)] + [far] * len(b)
+        for j in range(max(1, i - most), min(len(b), i + most) + 1):
+            cost = min(row[j] + 1, new[j - 1] + 1, row[j - 1] + (a[i - 1] != b[j - 1]))
+            if before and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cost = min(cost, before[j - 2] + 1)
+            new[j] = min(cost, far)
+        before, row = row, new
+    return row[-1]
 
 
 _last: list[NameIndex] = []

@@ -171,3 +171,63 @@ def test_every_real_tool_name_with_one_letter_dropped_is_found() -> None:
     index = NameIndex(names)
     missed = [n for n in names[::20] if len(n) > 6 and n not in index.close(n[:3] + n[4:])]
     assert len(missed) <= len(names[::20]) // 50  # other names as close may come first
+
+
+QUALIFIERS = ["", "s", "List", "Details"]
+
+
+def copied_pool(tools: int, copies: int) -> list[str]:
+    """Tools each repeated under renamed copies (``name__r1`` ... ``name__rN``), as the scale
+    benchmark's catalogs are and as one tool is under many servers: the copies of a name sort
+    together and share all but the end, so they crowd the names read near a probe."""
+    bases = [f"{v}{d}{n}{q}" for q in QUALIFIERS for d in DOMAINS for v in VERBS for n in NOUNS][:tools]
+    return [f"{base}__r{copy}" if copy else base for base in bases for copy in range(copies + 1)]
+
+
+COPIED = copied_pool(2_000, 20)
+COPIED_INDEX = NameIndex(COPIED)
+COPIED_SET = frozenset(COPIED)
+
+
+def benchmark_typo(name: str, at: int, swap: bool) -> str:
+    """Two neighbouring letters swapped or one dropped, as ``benchmarks/scale_catalog.py``'s
+    ``misspell`` makes them: not the first letter nor the last two."""
+    at = 1 + at % (len(name) - 3)
+    return name[:at] + name[at + 1] + name[at] + name[at + 2 :] if swap else name[:at] + name[at + 1 :]
+
+
+@settings(max_examples=400, deadline=None)
+@given(meant=st.sampled_from(COPIED), at=st.integers(0, 200), swap=st.booleans())
+def test_a_typo_in_a_name_with_many_copies_finds_the_name_meant(meant: str, at: int, swap: bool) -> None:
+    typed = benchmark_typo(meant, at, swap)
+    if typed in COPIED_SET:
+        return  # swapped equal letters, or another real name
+    with pytest.MonkeyPatch.context() as patch:
+        scored = Counted(patch, "_score")
+        looked_up = CountedMethod(patch, suggest._Sorted, "find")
+        found = COPIED_INDEX.close(typed)
+    assert meant in found
+    assert scored.calls <= MAX_SCORED
+    assert looked_up.calls <= suggest.MAX_REPAIRS
+
+
+def test_a_typo_with_one_tool_under_many_servers_finds_the_typed_servers_tool() -> None:
+    # 6,250 servers with the same tools: the neighbours of a typo are other servers' copies
+    assert close_names("github7__craete_issue", POOL)[0] == "github7__create_issue"
+    assert close_names("github7__create_isue", POOL)[0] == "github7__create_issue"
+    assert close_names("Retail_118__aclculateFlight", POOL)[0] == "Retail_118__calculateFlight"
+    assert close_names("getWeatherForcast__r13", COPIED)[0] == "getWeatherForecast__r13"
+
+
+class CountedMethod:
+    """Calls of a method of a class of ``suggest``."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, owner: type, name: str) -> None:
+        self.calls = 0
+        original: Callable[..., object] = getattr(owner, name)
+
+        def counted(*args: object, **kwargs: object) -> object:
+            self.calls += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counted)
