@@ -12,13 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import pytest
 
 from greenroom import peek_schema
 from greenroom.digest_cache import DigestCache, use_digest_cache
 from greenroom.tokens import compact_json, parameters_json, tool_json
 from greenroom.tool_costs import tool_costs
-from greenroom.tools import ToolDescriptor
 from greenroom.tools.catalog import descriptors_digest, read_catalog
 from greenroom.tools.schema_check import catalog_problems
 from greenroom_ranking.text import tool_document
