@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import attrs
 
-from greenroom.tokens import count_tokens_upto, prefix_within, suffix_within
+from greenroom.tokens import count_tokens_upto, prefix_within, suffix_within, surely_within
 from greenroom.tools import ToolResult
 
 NOTE_TOKENS = 200
@@ -69,7 +69,8 @@ def bound_result(result: ToolResult, max_tokens: int) -> tuple[ToolResult, Trunc
     rendered from, and handing on all of it would undo the cut.
     """
     text = result.content
-    if count_tokens_upto(text, max_tokens) is not None:
+    # the common result, far under the limit, is settled by its length: not counted
+    if surely_within(text, max_tokens) or count_tokens_upto(text, max_tokens) is not None:
         return result, None
     room = max(1, max_tokens - NOTE_TOKENS)
     for _ in range(4):

@@ -24,7 +24,12 @@ _PUNCT = re.compile(r"^[^\w]+|[^\w]+$")
 
 def normalize_term(term: str) -> str:
     """Lowercase and strip punctuation from both ends (``"issue?"`` -> ``"issue"``)."""
-    return _PUNCT.sub("", term.lower())
+    low = term.lower()
+    # most words start and end with a word character (what ``\w`` matches: str.isalnum's
+    # Unicode test, or the underscore): nothing to strip, no regex
+    if low and (low[0].isalnum() or low[0] == "_") and (low[-1].isalnum() or low[-1] == "_"):
+        return low
+    return _PUNCT.sub("", low)
 
 
 @attrs.frozen

@@ -173,6 +173,14 @@ def count_tokens_upto(text: str, limit: int, encoding: str = ENCODING) -> int | 
     return total
 
 
+def surely_within(text: str, limit: int) -> bool:
+    """Whether ``text`` surely counts at most ``limit`` tokens, known without counting:
+    every token spells at least one UTF-8 byte, so a text of at most ``limit`` bytes is
+    within (False only means it has to be counted)."""
+    # a character is at most 4 bytes: most texts are settled without encoding them
+    return len(text) * 4 <= limit or (len(text) <= limit and len(text.encode("utf-8", "surrogatepass")) <= limit)
+
+
 def _piece_size(tokens_left: int) -> int:
     # a token is rarely over 8 characters: a piece this size usually settles the question
     return max(1024, min(PIECE_CHARS, 8 * (tokens_left + 1)))

@@ -6,17 +6,27 @@ import heapq
 import json
 from collections.abc import Sequence
 
-from greenroom import SearchQuery, ToolDescriptor
+from greenroom import IdentityMemo, SearchQuery, ToolDescriptor
 from greenroom_deferred.listing import first_line
+
+_LINES: IdentityMemo[str] = IdentityMemo(1024)
+"""Each found tool's ``<function>`` line, by descriptor: a tool found again (a session
+searches around the same tools) is not serialised again."""
+
+
+def function_line(tool: ToolDescriptor) -> str:
+    """``<function>{json}</function>`` for one tool; the JSON has sorted keys, so the same
+    tool always renders to the same bytes."""
+    hit = _LINES.lookup((tool,))
+    if hit is not None:
+        return hit[0]
+    line = f"<function>{json.dumps(tool.to_json(), sort_keys=True, ensure_ascii=False)}</function>"
+    return _LINES.put((tool,), line)
 
 
 def format_functions(tools: Sequence[ToolDescriptor]) -> str:
-    """``<functions>`` with one ``<function>{json}</function>`` line per tool; the JSON has
-    sorted keys, so the same tool always renders to the same bytes."""
-    lines = ["<functions>"]
-    lines += [f"<function>{json.dumps(t.to_json(), sort_keys=True, ensure_ascii=False)}</function>" for t in tools]
-    lines.append("</functions>")
-    return "\n".join(lines)
+    """``<functions>`` with one ``function_line`` per tool."""
+    return "\n".join(["<functions>", *map(function_line, tools), "</functions>"])
 
 
 def found(matched: Sequence[ToolDescriptor], missing: Sequence[str], call_hint: str) -> str:

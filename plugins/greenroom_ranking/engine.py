@@ -14,11 +14,16 @@ nothing after the rankers looks at more than their results.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
+
+import numpy as np
 
 from greenroom import Ranking, ScoredTool, SearchQuery, ToolDescriptor, passes_required
-from greenroom_ranking.cache import CatalogCache
+from greenroom_ranking.cache import CatalogCache, View
+from greenroom_ranking.catalog import Catalog
 from greenroom_ranking.config import RankingConfig
-from greenroom_ranking.fusion import CompositeRanking, cut, fuse, prior_boost
+from greenroom_ranking.fusion import CompositeRanking, RankedArrays, cut, fuse, fuse_arrays, prior_boost
+from greenroom_ranking.index import ArrayIndex, Index, scored
 
 Prior = Callable[[str], float]
 """A tool's learned use probability (``ToolPriors.get``)."""
@@ -49,15 +54,44 @@ class RankingEngine:
         if not candidates:  # nothing to rank: no index is built (or rebuilt) for it
             return CompositeRanking(self.name, (), tuple(Ranking(r, ()) for r in self.config.rankers))
         view = self.cache.view(candidates)
+        catalog = view.catalog
         allowed = view.allowed
         if query.required:
-            allowed = self.cache.text(view.catalog).required(query.required, allowed)
+            allowed = self.cache.text(catalog).required(query.required, allowed)
         depth = self.config.depth
         parts = tuple(
-            Ranking(ranker, tuple(self.cache.index(view.catalog, ranker).search(query, allowed, depth)))
+            (ranker, *self._top(catalog, self.cache.index(catalog, ranker), query, allowed, depth))
             for ranker in self.config.rankers
         )
-        return CompositeRanking(self.name, tuple(self.fuse(parts)), parts)
+        c = self.config
+        positions, scores = fuse_arrays(
+            parts,
+            catalog.ranks,
+            method=c.fusion,
+            weights=c.weights,
+            default_weight=c.default_weight,
+            k=c.rrf_k,
+            depth=c.depth,
+        )
+        return CompositeRanking.of_arrays(
+            self.name, RankedArrays(catalog.names, catalog.ranks, catalog, positions, scores, parts)
+        )
+
+    @staticmethod
+    def _top(
+        catalog: Catalog, index: Index, query: SearchQuery, allowed: np.ndarray | None, depth: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """An index's answer as positions and scores (an index that answers only with
+        ``ScoredTool``s, a third party's, is located by name)."""
+        top = getattr(index, "top", None)
+        if top is not None:
+            return cast(ArrayIndex, index).top(query, allowed, depth)
+        found = index.search(query, allowed, depth)
+        position = catalog.position
+        return (
+            np.fromiter((position[s.name] for s in found), dtype=np.int64, count=len(found)),
+            np.fromiter((s.score for s in found), dtype=np.float64, count=len(found)),
+        )
 
     def finish(
         self,
@@ -70,14 +104,22 @@ class RankingEngine:
         eligible candidates, boost by ``prior``, cut. No candidates: no results."""
         if not candidates:
             return []
-        if len(rankings) == 1 and isinstance(rankings[0], CompositeRanking) and self.owns(rankings[0]):
-            fused = list(rankings[0].results)  # this engine's own answer is already this fusion
+        view = self.cache.view(candidates)
+        cap = self.config.max_results
+        limit = max(0, query.max_results if cap is None else min(query.max_results, cap))
+        own = rankings[0] if len(rankings) == 1 and self.owns(rankings[0]) else None
+        arrays = own.arrays if isinstance(own, CompositeRanking) else None
+        if arrays is not None and arrays.owner is view.catalog:
+            # this engine's own answer over this catalog: it is already the fusion, and
+            # its arrays are filtered and cut before any ScoredTool is made
+            return self._finish_arrays(query, view, arrays, prior, limit)
+        if own is not None:
+            fused = list(own.results)
         else:
             flat: list[Ranking] = []
             for r in rankings:
                 flat.extend(r.parts if isinstance(r, CompositeRanking) and self.owns(r) else (r,))
             fused = self.fuse(flat)
-        view = self.cache.view(candidates)
         position, tools, allowed = view.catalog.position, view.catalog.tools, view.allowed
         eligible = [
             s
@@ -88,10 +130,43 @@ class RankingEngine:
         ]
         if prior is not None:
             eligible = prior_boost(eligible, prior, self.config.prior_weight)
-        cap = self.config.max_results
-        return cut(
-            eligible, self.config.min_score_ratio, query.max_results if cap is None else min(query.max_results, cap)
-        )
+        return cut(eligible, self.config.min_score_ratio, limit)
+
+    def _finish_arrays(
+        self, query: SearchQuery, view: View, arrays: RankedArrays, prior: Prior | None, limit: int
+    ) -> list[ScoredTool]:
+        """``finish`` of this engine's own fused arrays: the same results, made for the
+        few candidates that can reach them."""
+        positions, scores = arrays.positions, arrays.scores
+        if view.allowed is not None:
+            keep = view.allowed[positions]
+            positions, scores = positions[keep], scores[keep]
+        if query.required:
+            tools = view.catalog.tools
+            keep = np.fromiter(
+                (passes_required(tools[i], query.required) for i in positions.tolist()),
+                dtype=bool,
+                count=positions.size,
+            )
+            positions, scores = positions[keep], scores[keep]
+        weight = self.config.prior_weight
+        if prior is None or weight <= 0:
+            # without a boost the order stands: only the first ``limit`` can be kept
+            return cut(scored(arrays.names, positions[:limit], scores[:limit]), self.config.min_score_ratio, limit)
+        if 0 < limit < positions.size and scores[limit - 1] > 0:
+            # a boost multiplies a score by at most 1 + weight; the ``limit`` best already
+            # score at least the limit-th best score, so a candidate whose most boosted score
+            # is below that cannot be among the results
+            most = np.where(scores > 0, scores * (1.0 + weight), scores)
+            keep = most >= scores[limit - 1]
+            positions, scores = positions[keep], scores[keep]
+        # ``prior_boost`` in arrays: each score times 1 + weight * p, p clamped to 0..1 (the
+        # same float operations), re-sorted by score then name
+        names = arrays.names
+        boost = [max(0.0, min(1.0, prior(names[i]))) for i in positions.tolist()]
+        boosted = scores * (1.0 + weight * np.asarray(boost, dtype=np.float64))
+        order = np.lexsort((arrays.ranks[positions], -boosted))
+        return cut(scored(names, positions[order][:limit], boosted[order][:limit]), self.config.min_score_ratio, limit)
 
     def search(
         self, query: SearchQuery, candidates: Sequence[ToolDescriptor], prior: Prior | None = None

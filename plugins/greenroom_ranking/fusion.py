@@ -9,26 +9,99 @@ max_t s_r(t)`` (each ranking scaled to 0..1 by its best score; negative scores c
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
+import numpy as np
 
 from greenroom import Ranking, ScoredTool, sort_scored
+from greenroom_ranking.index import scored
 
 FusionMethod = Literal["rrf", "weighted"]
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
+class RankedArrays:
+    """A fused ranking and its parts as catalog positions and scores (best first, ties by
+    name): what ``CompositeRanking`` holds until someone reads its ``ScoredTool``s."""
+
+    names: Sequence[str]  # the catalog's names, by position
+    ranks: np.ndarray  # each position's place in name order
+    owner: object  # what the positions index (the engine's catalog)
+    positions: np.ndarray
+    scores: np.ndarray
+    parts: tuple[tuple[str, np.ndarray, np.ndarray], ...]
+
+
 class CompositeRanking(Ranking):
     """A ranking fused from several internal rankers, which it keeps in ``parts``.
 
     To any fuser it is one ordinary ``Ranking``; the search-ranking fuser unpacks it so
     its own rankers and third-party ones are fused in one level, each with its weight.
+    Made from arrays (``of_arrays``), it builds its ``results`` and ``parts`` on first
+    reading: the engine that made it reads the arrays, and most searches never need a
+    ``ScoredTool`` per candidate.
     """
 
-    ranker: str
-    results: tuple[ScoredTool, ...]
-    parts: tuple[Ranking, ...] = ()
+    __slots__ = ("_arrays", "_parts", "_results")
+    _arrays: RankedArrays | None
+    _parts: tuple[Ranking, ...] | None
+    _results: tuple[ScoredTool, ...] | None
+
+    def __init__(self, ranker: str, results: Sequence[ScoredTool] = (), parts: Sequence[Ranking] = ()) -> None:
+        put = object.__setattr__  # the class is frozen: fields are set once, here
+        put(self, "ranker", ranker)
+        put(self, "_results", tuple(results))
+        put(self, "_parts", tuple(parts))
+        put(self, "_arrays", None)
+
+    @classmethod
+    def of_arrays(cls, ranker: str, arrays: RankedArrays) -> CompositeRanking:
+        made = cls(ranker)
+        object.__setattr__(made, "_results", None)
+        object.__setattr__(made, "_parts", None)
+        object.__setattr__(made, "_arrays", arrays)
+        return made
+
+    @property
+    def arrays(self) -> RankedArrays | None:
+        """The arrays it was made from (None: made from ``ScoredTool``s)."""
+        return self._arrays
+
+    @property  # type: ignore[override]  # read-only in Ranking too (frozen)
+    def results(self) -> tuple[ScoredTool, ...]:
+        made = self._results
+        if made is None:
+            a = self._arrays
+            assert a is not None  # made from arrays when it has no results yet
+            made = tuple(scored(a.names, a.positions, a.scores))
+            object.__setattr__(self, "_results", made)
+        return made
+
+    @property
+    def parts(self) -> tuple[Ranking, ...]:
+        made = self._parts
+        if made is None:
+            a = self._arrays
+            assert a is not None  # made from arrays when it has no parts yet
+            made = tuple(Ranking(r, tuple(scored(a.names, p, v))) for r, p, v in a.parts)
+            object.__setattr__(self, "_parts", made)
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, CompositeRanking)
+        return (self.ranker, self.results, self.parts) == (other.ranker, other.results, other.parts)
+
+    def __hash__(self) -> int:
+        return hash((self.ranker, self.results, self.parts))
+
+    def __repr__(self) -> str:
+        return f"CompositeRanking(ranker={self.ranker!r}, results={self.results!r}, parts={self.parts!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (CompositeRanking, (self.ranker, self.results, self.parts))
 
 
 def shared_ranks(results: Sequence[ScoredTool]) -> list[int]:
@@ -95,6 +168,50 @@ def fuse(
     if method == "weighted":
         return weighted(live, weight, depth)
     return rrf(live, weight, k, depth)
+
+
+def fuse_arrays(
+    parts: Sequence[tuple[str, np.ndarray, np.ndarray]],
+    ranks: np.ndarray,
+    *,
+    method: FusionMethod = "rrf",
+    weights: Mapping[str, float] | None = None,
+    default_weight: float = 1.0,
+    k: float = 60.0,
+    depth: int = 100,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``fuse`` of rankings given as (ranker, positions, scores) over one catalog
+    (``ranks``: its names' order): the same scores, added in the same order, sorted the
+    same way, as positions and scores."""
+    table = dict(weights or {})
+    live = [(table.get(r, default_weight), p[:depth], s[:depth]) for r, p, s in parts]
+    live = [part for part in live if part[0] > 0]
+    if len(live) == 1:
+        _, positions, values = live[0]
+        order = np.lexsort((ranks[positions], -values))
+        return positions[order], values[order].astype(np.float64)
+    # every position's sum, in a catalog-sized array: the same order of additions as the
+    # dict of ``rrf`` and ``weighted`` (from 0.0, ranking by ranking; a ranking names a
+    # tool once), without sorting positions to group them
+    sums = np.zeros(ranks.size, dtype=np.float64)
+    for w, positions, values in live:
+        values = values.astype(np.float64)
+        if method == "weighted":
+            top = float(values.max()) if values.size else 0.0
+            if top <= 0:
+                continue
+            sums[positions] += w * np.maximum(values, 0.0) / top
+        else:
+            fresh = np.ones(values.size, dtype=bool)
+            fresh[1:] = values[1:] != values[:-1]
+            # the place of each run's first result: tied scores share the better rank
+            shared = np.maximum.accumulate(np.where(fresh, np.arange(1, values.size + 1), 0))
+            sums[positions] += w / (k + shared)
+    # what ``weighted`` keeps (a sum over 0); every ``rrf`` term is over 0 (w > 0, k > 0)
+    found = np.flatnonzero(sums > 0)
+    values = sums[found]
+    order = np.lexsort((ranks[found], -values))
+    return found[order], values[order]
 
 
 def prior_boost(scored: Sequence[ScoredTool], prior: Callable[[str], float], weight: float) -> list[ScoredTool]:

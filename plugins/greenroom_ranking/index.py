@@ -3,7 +3,9 @@
 An index is built once over a catalog (``catalog.Catalog``), then
 answers queries for any subset of it: the candidates of one search, already narrowed to
 tools holding every ``+required`` term, arrive as a boolean mask. Every ranker scores
-the whole catalog in numpy and turns scores into ``ScoredTool`` lists the same way, here.
+the whole catalog in numpy and picks its best the same way, here: as positions and
+scores (``top_positions``), which the engine fuses without making an object per
+candidate, or as ``ScoredTool`` lists (``top_scored``).
 """
 
 from __future__ import annotations
@@ -25,16 +27,24 @@ class Index(Protocol):
         ...
 
 
-def top_scored(names: Sequence[str], scores: np.ndarray, depth: int, ranks: np.ndarray) -> list[ScoredTool]:
-    """The best ``depth`` positive scores as ScoredTool: best first, ties broken by name
-    (``ranks``: ``Catalog.ranks``), as ``greenroom.search.sort_scored`` orders them.
+class ArrayIndex(Index, Protocol):
+    """An index that also answers as arrays, so a search builds no object per candidate."""
+
+    def top(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """``search`` as catalog positions and their scores, in the same order."""
+        ...
+
+
+def top_positions(scores: np.ndarray, depth: int, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and scores of the best ``depth`` positive scores: best first, ties broken
+    by name (``ranks``: ``Catalog.ranks``), as ``greenroom.search.sort_scored`` orders them.
 
     Only the best ``depth`` are sorted: a common word can give half a large catalog a
     positive score, and sorting all of them would cost more than scoring did.
     """
     positive = np.flatnonzero(scores > 0)
     if positive.size == 0 or depth <= 0:
-        return []
+        return positive[:0], scores[positive[:0]]
     values = scores[positive]
     if positive.size > depth:
         # the depth-th best score; everything above it is in, and of the tools tied at it
@@ -48,5 +58,14 @@ def top_scored(names: Sequence[str], scores: np.ndarray, depth: int, ranks: np.n
         keep = np.concatenate([above, tied])
         positive, values = positive[keep], values[keep]
     order = np.lexsort((ranks[positive], -values))
-    chosen = positive[order].tolist()
-    return [ScoredTool(names[i], s) for i, s in zip(chosen, values[order].tolist(), strict=True)]
+    return positive[order], values[order]
+
+
+def scored(names: Sequence[str], positions: np.ndarray, scores: np.ndarray) -> list[ScoredTool]:
+    """``ScoredTool``s of these positions and scores, in their order."""
+    return list(map(ScoredTool, map(names.__getitem__, positions.tolist()), scores.tolist()))
+
+
+def top_scored(names: Sequence[str], scores: np.ndarray, depth: int, ranks: np.ndarray) -> list[ScoredTool]:
+    """The best ``depth`` positive scores as ScoredTool (``top_positions``)."""
+    return scored(names, *top_positions(scores, depth, ranks))

@@ -10,19 +10,26 @@ plain arrays, so ``CatalogCache`` keeps them per catalog in the process and on d
 
 from __future__ import annotations
 
+import functools
+import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
-from greenroom import ScoredTool, SearchQuery, ToolDescriptor, normalize_term, top_band
+from greenroom import ScoredTool, SearchQuery, ToolDescriptor, normalize_term
 from greenroom_ranking.catalog import Catalog, CatalogText
 from greenroom_ranking.config import RankingConfig
-from greenroom_ranking.index import Index, top_scored
+from greenroom_ranking.index import Index, scored, top_positions
 from greenroom_ranking.text import analyze, analyze_documents, stemmer, stop_words, tool_document
 
 # ----------------------------------------------------------------------------- keyword
+
+
+Adds = tuple[tuple[np.ndarray, float], ...]
+"""What a term adds to scores: runs of (tool ids, amount)."""
 
 
 class KeywordIndex:
@@ -31,11 +38,14 @@ class KeywordIndex:
     query is the tool's name, only tools holding every ``+required`` term; then the top
     band at ``band`` of the best score (``greenroom.search.top_band``).
 
-    It scores from the text index's hits (a test checks it against ``keyword_scores``), so
-    a query costs what its hits cost, not a loop over the catalog. With ``stop_words`` on,
-    stop-word terms ("the", "of", "me") are ignored unless nothing else is left: in a
-    whole sentence they match nearly every tool.
+    It scores from the substring indexes' hits, all terms in one pass (a test checks it
+    against ``keyword_scores``), so a query costs what its hits cost, not a loop over the
+    catalog. With ``stop_words`` on, stop-word terms ("the", "of", "me") are ignored
+    unless nothing else is left: in a whole sentence they match nearly every tool.
     """
+
+    HITS_LIMIT = 2_000_000
+    """Tool ids remembered for terms (int64: 16 MB)."""
 
     def __init__(self, catalog: Catalog, text: CatalogText, band: float = 0.5, stop_words: bool = True) -> None:
         self.text = text
@@ -43,6 +53,39 @@ class KeywordIndex:
         self.ranks = catalog.ranks
         self.band = band
         self.stop_words = stop_words
+        # term -> what it adds to which tools: most queries share words with earlier
+        # ones, and the new ones are looked up together
+        self._adds: dict[str, Adds] = {}
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def adds(self, terms: Sequence[str]) -> list[Adds]:
+        """What each term adds to tools' scores: 3 to a tool whose name holds it, else 1 if
+        its description does, as (tool ids, amount) runs: 1 per description hit, 3 per name
+        hit, less 1 per name hit also in the description."""
+        known = self._adds
+        got = {t: a for t in dict.fromkeys(terms) if (a := known.get(t)) is not None}
+        new = [t for t in dict.fromkeys(terms) if t not in got]
+        if new:
+            names = self.text.name_index.ids_many(new)
+            descriptions = self.text.description_index.ids_many(new)
+            for term, in_name, in_desc in zip(new, names, descriptions, strict=True):
+                runs = [(ids, amount) for ids, amount in ((in_desc, 1.0), (in_name, 3.0)) if ids.size]
+                if in_name.size and in_desc.size:  # both ascend
+                    at = np.minimum(np.searchsorted(in_desc, in_name), in_desc.size - 1)
+                    both = in_name[in_desc[at] == in_name]
+                    if both.size:
+                        runs.append((both, -1.0))
+                got[term] = tuple(runs)
+            with self._lock:
+                for term in new:
+                    held = sum(ids.size for ids, _ in got[term])
+                    if self._held + held > self.HITS_LIMIT:  # a bound, for a long-lived process
+                        known.clear()
+                        self._held = 0
+                    known[term] = got[term]
+                    self._held += held
+        return [got[t] for t in terms]
 
     def terms(self, query: SearchQuery) -> tuple[str, ...]:
         if not self.stop_words:
@@ -52,14 +95,13 @@ class KeywordIndex:
         return kept or query.terms
 
     def scores(self, query: SearchQuery, allowed: np.ndarray | None = None) -> np.ndarray:
-        scores = np.zeros(len(self.names), dtype=np.float64)
-        for term in self.terms(query):
-            in_name, in_desc = self.text.hits(term)
-            # +1 for a description hit, and a name hit lifts that to +3 (2 more) or adds 3
-            described = np.zeros(len(self.names), dtype=bool)
-            described[in_desc] = True
-            scores[in_desc] += 1.0
-            scores[in_name] += 3.0 - described[in_name]
+        n = len(self.names)
+        runs = [run for adds in self.adds(self.terms(query)) for run in adds]  # a term twice adds twice
+        if runs:
+            amounts = np.repeat(np.asarray([amount for _, amount in runs]), [ids.size for ids, _ in runs])
+            scores = np.bincount(np.concatenate([ids for ids, _ in runs]), weights=amounts, minlength=n)
+        else:
+            scores = np.zeros(n, dtype=np.float64)
         whole = normalize_term(query.text.replace("+", " ").strip())
         if whole:
             for i in self.text.exact(whole):
@@ -69,10 +111,19 @@ class KeywordIndex:
             scores[~keep] = 0.0
         return scores
 
-    def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
+    def top(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> tuple[np.ndarray, np.ndarray]:
         # top_band only drops what falls below a floor set by the best score, so banding
         # the best ``depth`` is the same as banding everything and then cutting
-        return top_band(top_scored(self.names, self.scores(query, allowed), depth, self.ranks), self.band)
+        positions, values = top_positions(self.scores(query, allowed), depth, self.ranks)
+        if values.size and self.band > 0:
+            best = float(values[0])
+            floor = math.ceil(best * self.band) if best >= 1 else best * self.band  # as top_band
+            kept = int(np.count_nonzero(values >= floor))  # a prefix: values descend
+            positions, values = positions[:kept], values[:kept]
+        return positions, values
+
+    def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
+        return scored(self.names, *self.top(query, allowed, depth))
 
 
 # ----------------------------------------------------------------------------- bm25
@@ -112,7 +163,9 @@ class BM25Table:
         scores = np.zeros(self.size, dtype=np.float32)
         for t in ids:
             start, end = self.indptr[t], self.indptr[t + 1]
-            np.add.at(scores, self.indices[start:end], self.data[start:end])
+            # a token's column names each tool once (bm25s counts a token once per
+            # document), so a plain indexed add is np.add.at's sum, at a fraction of its cost
+            scores[self.indices[start:end]] += self.data[start:end]
         return scores
 
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -151,16 +204,26 @@ class BM25Index:
         self.table = table
 
     def query_tokens(self, text: str) -> list[str]:
-        """The query analysed the way the documents were."""
-        return analyze(text)
+        """The query analysed the way the documents were (``analyze``), word by word:
+        no analysed token spans whitespace, so the words' tokens in turn are the text's."""
+        return [token for word in text.split() for token in _analyzed_word(word)]
 
-    def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
+    def top(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> tuple[np.ndarray, np.ndarray]:
         scores = self.table.scores(list(dict.fromkeys(self.query_tokens(" ".join(query.terms)))))
         if scores is None:
-            return []
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
         if allowed is not None:
             scores[~allowed] = 0.0
-        return top_scored(self.names, scores, depth, self.ranks)
+        return top_positions(scores, depth, self.ranks)
+
+    def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
+        return scored(self.names, *self.top(query, allowed, depth))
+
+
+@functools.lru_cache(maxsize=65536)
+def _analyzed_word(word: str) -> tuple[str, ...]:
+    # queries share most of their words, and splitting and stemming one costs more than the scoring
+    return tuple(analyze(word))
 
 
 class PlainBM25Index(BM25Index):

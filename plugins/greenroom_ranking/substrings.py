@@ -21,6 +21,9 @@ import numpy as np
 
 _KEY = 8  # bytes of each suffix in its sort key
 _NL = 10  # b"\n", the chunk separator
+_TOP_KEY = 2**64 - 1
+_FEW = 16  # chunks whose postings are gathered one slice at a time
+_FEW_IDS = 256  # ids few enough to merge in Python
 _FIELDS = ("size", "data", "keys", "position", "chunk", "offsets", "postings")
 
 
@@ -120,21 +123,35 @@ class SubstringIndex:
         return cls(n, data, keys, position, chunk, offsets, postings)
 
     # ------------------------------------------------------------------ searching
+    def _range(self, raw: bytes) -> tuple[int, int, np.ndarray | None]:
+        """The suffix table's rows ``lo:hi`` whose keys start as ``raw`` does, and of
+        those, the ones that start with all of ``raw`` (None: all of them)."""
+        if not raw or not len(self.keys):
+            return 0, 0, None
+        head = raw[:_KEY]
+        low = int.from_bytes(head.ljust(_KEY, b"\x00"), "big")
+        high = int.from_bytes(head.ljust(_KEY, b"\xff"), "big")
+        if high < _TOP_KEY:
+            # one search for both ends: the rows after the last key <= high start at high + 1
+            lo, hi = self.keys.searchsorted(np.asarray([low, high + 1], dtype=np.uint64)).tolist()
+        else:
+            lo, hi = int(self.keys.searchsorted(np.uint64(low))), len(self.keys)
+        if len(raw) <= _KEY or lo == hi:
+            return lo, hi, None
+        return lo, hi, self._rest_matches(self.position[lo:hi], raw)
+
+    def _rest_matches(self, positions: np.ndarray, raw: bytes) -> np.ndarray:
+        """Which suffixes at ``positions`` (their first 8 bytes known to match) go on as
+        ``raw`` does; reading past the end finds the final separator, which no term holds."""
+        rest = np.frombuffer(raw[_KEY:], dtype=np.uint8)
+        where = np.minimum(positions[:, None] + np.arange(_KEY, len(raw)), len(self.data) - 1)
+        return (self.data[where] == rest).all(axis=1)
+
     def _suffixes(self, raw: bytes) -> np.ndarray:
         """Indexes into the suffix table of the suffixes starting with ``raw``."""
-        if not raw or not len(self.keys):
-            return np.zeros(0, dtype=np.int64)
-        head = raw[:_KEY]
-        lo = int(self.keys.searchsorted(np.uint64(int.from_bytes(head.ljust(_KEY, b"\x00"), "big")), "left"))
-        hi = int(self.keys.searchsorted(np.uint64(int.from_bytes(head.ljust(_KEY, b"\xff"), "big")), "right"))
+        lo, hi, match = self._range(raw)
         found = np.arange(lo, hi)
-        if len(raw) > _KEY and found.size:
-            # the key holds 8 bytes: compare the rest; reading past the end finds the
-            # final separator, which no term holds
-            rest = np.frombuffer(raw[_KEY:], dtype=np.uint8)
-            where = np.minimum(self.position[lo:hi, None] + np.arange(_KEY, len(raw)), len(self.data) - 1)
-            found = found[(self.data[where] == rest).all(axis=1)]
-        return found
+        return found if match is None else found[match]
 
     def chunks(self, term: str) -> np.ndarray:
         """Ids of the vocabulary chunks containing ``term`` (ascending, unique)."""
@@ -142,7 +159,10 @@ class SubstringIndex:
 
     def exact_chunk(self, piece: str) -> int | None:
         """The id of the chunk that is exactly ``piece``, if there is one."""
-        found = self._suffixes(_utf8(piece) + b"\n")
+        lo, hi, match = self._range(_utf8(piece) + b"\n")
+        if lo == hi:  # the usual answer: no chunk even starts so
+            return None
+        found = np.arange(lo, hi) if match is None else np.arange(lo, hi)[match]
         starts = self.position[found]
         at_start = found[(starts == 0) | (self.data[np.maximum(starts - 1, 0)] == _NL)]
         return int(self.chunk[at_start[0]]) if at_start.size else None
@@ -152,18 +172,57 @@ class SubstringIndex:
 
     def ids(self, term: str) -> np.ndarray:
         """Ids of the texts containing ``term`` (ascending, unique)."""
-        chunks = self.chunks(term)
+        return self._ids_in(*self._range(_utf8(term)))
+
+    def ids_many(self, terms: Sequence[str]) -> list[np.ndarray]:
+        """``ids`` of each term; one search of the suffix table for all of them."""
+        count = len(terms)
+        if not count or not len(self.keys):
+            return [np.zeros(0, dtype=np.int64) for _ in terms]
+        raws = [_utf8(t) for t in terms]
+        heads = [r[:_KEY] for r in raws]
+        # UTF-8 never holds the byte 0xff: a term's highest key is below the top one
+        lows = [int.from_bytes(h.ljust(_KEY, b"\x00"), "big") for h in heads]
+        highs = [min(int.from_bytes(h.ljust(_KEY, b"\xff"), "big"), _TOP_KEY - 1) + 1 for h in heads]
+        bounds = self.keys.searchsorted(np.asarray(lows + highs, dtype=np.uint64)).tolist()
+        out: list[np.ndarray] = []
+        for raw, lo, hi in zip(raws, bounds[:count], bounds[count:], strict=True):
+            if not raw or lo == hi:  # most terms of a sentence are in no text of one field
+                out.append(np.zeros(0, dtype=np.int64))
+                continue
+            match = self._rest_matches(self.position[lo:hi], raw) if len(raw) > _KEY else None
+            out.append(self._ids_in(lo, hi, match))
+        return out
+
+    def _ids_in(self, lo: int, hi: int, match: np.ndarray | None) -> np.ndarray:
+        """Ids of the texts holding the suffixes of rows ``lo:hi`` (those ``match`` keeps)."""
+        chunks = self.chunk[lo:hi] if match is None else self.chunk[lo:hi][match]
         if chunks.size == 0:
             return np.zeros(0, dtype=np.int64)
-        lo, hi = self.offsets[chunks], self.offsets[chunks + 1]
-        if chunks.size == 1:
-            return self.postings[int(lo[0]) : int(hi[0])].astype(np.int64)  # ascending and unique
-        lengths = hi - lo
-        # gather every posting range [lo, hi) at once
-        index = np.repeat(lo - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
-        texts = self.postings[index]
+        if chunks.size <= _FEW:
+            # a few chunks: plain Python is cheaper than numpy's overhead per call
+            offsets = self.offsets
+            spans = [(int(offsets[c]), int(offsets[c + 1])) for c in set(chunks.tolist())]  # a chunk met twice
+            if len(spans) == 1:
+                return self.postings[spans[0][0] : spans[0][1]].astype(np.int64)
+            if sum(end - start for start, end in spans) <= _FEW_IDS:
+                hits: set[int] = set()
+                for start, end in spans:
+                    hits.update(self.postings[start:end].tolist())
+                return np.fromiter(sorted(hits), dtype=np.int64, count=len(hits))
+            texts = np.concatenate([self.postings[start:end] for start, end in spans])
+        else:  # gather every posting range [start, end) at once; a chunk met twice only repeats texts
+            starts, ends = self.offsets[chunks], self.offsets[chunks + 1]
+            lengths = ends - starts
+            index = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
+            texts = self.postings[index]
         if texts.size * 8 < self.size:
-            return np.unique(texts).astype(np.int64)
+            # np.unique, without its overhead (several times the work on a few dozen ids)
+            texts = np.sort(texts).astype(np.int64)
+            fresh = np.empty(texts.size, dtype=bool)
+            fresh[0] = True
+            np.not_equal(texts[1:], texts[:-1], out=fresh[1:])
+            return texts[fresh]
         seen = np.zeros(self.size, dtype=bool)
         seen[texts] = True
         return np.flatnonzero(seen)

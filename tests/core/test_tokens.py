@@ -23,6 +23,7 @@ from greenroom.tokens import (
     count_tokens_upto,
     prefix_within,
     suffix_within,
+    surely_within,
 )
 
 
@@ -183,6 +184,16 @@ def test_count_upto_agrees_with_the_count(parts: list[str], limit: int) -> None:
     text = "".join(parts)
     n = count_tokens(text)
     assert count_tokens_upto(text, limit) == (n if n <= limit else None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(TRICKY, max_size=300), limit=st.integers(0, 1200))
+def test_a_text_surely_within_a_limit_counts_within_it(parts: list[str], limit: int) -> None:
+    text = "".join(parts)
+    if surely_within(text, limit):
+        assert count_tokens(text) <= limit
+    # a text of at most ``limit`` UTF-8 bytes is settled without counting
+    assert surely_within(text, limit) == (len(text.encode("utf-8", "surrogatepass")) <= limit)
 
 
 @pytest.mark.parametrize("limit", [100, 25_000, 200_000])

@@ -39,6 +39,9 @@ def test_the_substring_index_finds_what_in_finds(corpus: list[str], probes: list
         exact = built.exact_chunk(term)
         vocab = list(dict.fromkeys(w for text in corpus for w in text.split()))
         assert exact == (vocab.index(term) if term in vocab else None)
+    # all at once (a term twice, the empty term) as each alone
+    many = [*probes, probes[0], ""]
+    assert [ids.tolist() for ids in stored.ids_many(many)] == [built.ids(t).tolist() for t in many]
 
 
 VOCAB = ["issue", "git", "create", "mail", "e", "city", "weather", "text", "quality", "xyz", "Ünï", "中文"]
