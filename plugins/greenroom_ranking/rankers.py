@@ -242,7 +242,8 @@ def _plain_tokens(texts: list[str]) -> list[list[str]]:
 
 
 def _bm25_documents(catalog: Catalog, config: RankingConfig) -> list[list[str]]:
-    texts = [tool_document(t, name_weight=config.name_weight, params=config.index_parameters) for t in catalog.tools]
+    # one document at a time: the texts of 100,000 tools are never all held at once
+    texts = (tool_document(t, name_weight=config.name_weight, params=config.index_parameters) for t in catalog.tools)
     return [d or [""] for d in analyze_documents(texts)]
 
 

@@ -33,11 +33,17 @@ def _utf8(text: str) -> bytes:
 
 
 def _keys(data: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """The big-endian first ``_KEY`` bytes of each suffix as one unsigned integer."""
+    """The big-endian first ``_KEY`` bytes of each suffix as one unsigned integer. Built
+    one byte at a time in place: two arrays of keys' size at once, not five."""
     padded = np.concatenate([data, np.zeros(_KEY, dtype=np.uint8)])
     keys = np.zeros(len(positions), dtype=np.uint64)
+    byte = np.empty(len(positions), dtype=np.uint64)
+    at = positions.copy()
     for j in range(_KEY):
-        keys |= padded[positions + j].astype(np.uint64) << np.uint64(8 * (_KEY - 1 - j))
+        np.copyto(byte, padded[at])
+        byte <<= np.uint64(8 * (_KEY - 1 - j))
+        keys |= byte
+        at += 1
     return keys
 
 
@@ -77,26 +83,27 @@ class SubstringIndex:
                     postings[piece] = [i]
                 else:
                     got.append(i)
+        chunks = list(postings)
         sizes = np.fromiter(map(len, postings.values()), dtype=np.int64, count=len(postings))
         offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes)])
         flat = np.fromiter(chain.from_iterable(postings.values()), dtype=np.int32, count=int(offsets[-1]))
-        blob = "".join(f"{c}\n" for c in postings)
-        data = np.frombuffer(_utf8(blob), dtype=np.uint8)
+        del postings
+        data = np.frombuffer(_utf8("".join(f"{c}\n" for c in chunks)), dtype=np.uint8)
+        # arrays of one element per byte, as narrow as they can be and dropped as soon as
+        # done with: the names of 100,000 tools are about 2.3 million bytes
+        wide = np.int64 if len(data) >= 2**31 else np.int32
         inside = data != _NL
-        chunk_of = np.cumsum(~inside) - ~inside  # separators before each byte
-        positions = np.flatnonzero(inside)
+        positions = np.flatnonzero(inside).astype(wide)
+        chunk_of = np.cumsum(~inside, dtype=np.int32)  # a suffix's separators before it: its chunk
+        del inside
         keys = _keys(data, positions)
         order = np.argsort(keys, kind="stable")
-        wide = np.int64 if len(data) >= 2**31 else np.int32
-        return cls(
-            len(texts),
-            data,
-            keys[order],
-            positions[order].astype(wide),
-            chunk_of[positions[order]].astype(np.int32),
-            offsets,
-            flat,
-        )
+        keys = keys[order]
+        positions = positions[order]
+        del order
+        chunk = chunk_of[positions]
+        del chunk_of
+        return cls(len(texts), data, keys, positions, chunk, offsets, flat)
 
     # ------------------------------------------------------------------ storing
     def to_arrays(self, prefix: str) -> dict[str, np.ndarray]:
