@@ -6,6 +6,7 @@ and the reason in words for people. Code decides on the source, never on the wor
 
 from __future__ import annotations
 
+import copy
 import enum
 from typing import Any, Literal
 
@@ -95,6 +96,19 @@ class DeferralState:
     native_order: list[str] = attrs.field(factory=list)
     revision: int = 0
     """Bumped whenever ``modes`` changes, so what is derived from it can be kept."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> DeferralState:
+        # a snapshot is taken at the end of every run: a generic deep copy of 100,000
+        # placements keeps a memo entry per object. Placements and names are immutable,
+        # so the containers are copied, and only the mutable values in them.
+        return attrs.evolve(
+            self,
+            modes=dict(self.modes),
+            discovered=list(self.discovered),
+            retention={n: copy.copy(b) for n, b in self.retention.items()},
+            expansion={g: None if names is None else list(names) for g, names in self.expansion.items()},
+            native_order=list(self.native_order),
+        )
 
     def place(self, name: str, placement: Placement) -> None:
         """Set one tool's placement."""

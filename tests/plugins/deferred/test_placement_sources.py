@@ -4,10 +4,12 @@ through the ``greenroom_inspect_tools`` hook."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from greenroom import Plugin, ToolDescriptor, ToolPriors, hookimpl, tool
@@ -144,3 +146,30 @@ async def test_inspect_counts_tools_left_to_a_hosted_search_as_deferred(make_run
     assert modes == {"n0": "eager", "n1": "deferred", "n2": "deferred"}  # all sent, two for the provider to find
     n0 = next(t["tokens"] for t in report["tools"] if t["name"] == "n0")
     assert report["totals"]["sent_tools_tokens"] == n0
+
+
+def test_a_snapshot_of_the_state_is_independent_of_the_state_it_copies() -> None:
+    """A run's snapshot (a deep copy) must not change when the session goes on: every
+    container is copied, and every mutable value in one, whatever fields the state has."""
+    st = DeferralState(
+        modes={"a": Placement("deferred", PlacementSource.DEFAULT)},
+        discovered=["a"],
+        retention={"a": BetaState(1.0, 2.0)},
+        expansion={"g": ["a"], "h": None},
+        native_order=["a"],
+        listing="text",
+    )
+    snap = copy.deepcopy(st)
+    assert snap == st
+    for field in attrs.fields(DeferralState):
+        value = getattr(st, field.name)
+        if isinstance(value, list | dict):
+            assert getattr(snap, field.name) is not value, field.name
+    st.place("b", Placement("eager", PlacementSource.RULE))
+    st.discovered.append("b")
+    st.retention["a"].observe(True, 0.5, 3)
+    st.expansion["g"].append("b")  # type: ignore[union-attr]
+    st.native_order.append("b")
+    assert snap.modes == {"a": Placement("deferred", PlacementSource.DEFAULT)}
+    assert snap.discovered == ["a"] and snap.native_order == ["a"] and snap.expansion == {"g": ["a"], "h": None}
+    assert snap.retention["a"] == BetaState(1.0, 2.0)
