@@ -100,3 +100,28 @@ def test_a_search_over_a_subset_is_the_whole_ranking_restricted_to_it(
         final = [s.name for s in engine.search(query, subset)]
         assert set(final) <= kept
     assert engine.cache.builds == {"text": 1, "bm25": 1}  # every subset reused the one index
+
+
+@PROPERTY
+@given(
+    docs=st.lists(st.lists(words, max_size=6), min_size=1, max_size=20),
+    query=st.lists(words, min_size=1, max_size=4),
+)
+def test_the_bm25_table_scores_as_bm25s_does_over_the_same_tokens(docs: list[list[str]], query: list[str]) -> None:
+    """The table hands bm25s token ids it numbered itself (no second copy of the corpus);
+    every tool's score for any query is bm25s' own, bit for bit."""
+    import bm25s
+
+    from greenroom_ranking.rankers import BM25Table
+
+    corpus = [d or [""] for d in docs]
+    table = BM25Table.build([list(d) for d in corpus], 1.5, 0.75)
+    plain = bm25s.BM25(k1=1.5, b=0.75)
+    plain.index([list(d) for d in corpus], show_progress=False)
+    tokens = [t for t in dict.fromkeys(query) if t in plain.vocab_dict and t]
+    ours = table.scores(list(dict.fromkeys(query)))
+    if not tokens:
+        assert ours is None or not ours.any()
+        return
+    theirs = plain.get_scores(tokens)
+    assert ours is not None and np.array_equal(ours, theirs.astype(ours.dtype))
