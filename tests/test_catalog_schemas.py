@@ -90,3 +90,15 @@ def test_passes_over_a_whole_catalog_keep_no_schema_parsed(tmp_path: Path) -> No
     # what the passes keep (two columns of numbers, the documents) is well under the
     # schemas they read, which reading them as a run does keeps
     assert passes < parsed / 2, (passes, parsed)
+
+
+def test_a_schema_nested_past_what_marshal_packs_is_kept_as_it_is() -> None:
+    from greenroom.tools.catalog import CatalogFile, CatalogSchema
+
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(2_500):  # json reads about 1,000 levels; marshal packs 2,000
+        node["items"] = {}
+        node = node["items"]
+    kept = CatalogSchema(deep, CatalogFile("c.jsonl", "0" * 40), 0)
+    assert kept.peek() is deep and "items" in kept and dict(kept) == deep

@@ -63,8 +63,12 @@ class CatalogSchema(Mapping[str, Any]):
     __slots__ = ("_packed", "_value", "catalog", "index")
 
     def __init__(self, value: dict[str, Any], catalog: CatalogFile, index: int) -> None:
-        self._packed = marshal.dumps(value)
+        self._packed: bytes | None = None
         self._value: dict[str, Any] | None = None
+        try:
+            self._packed = marshal.dumps(value)
+        except ValueError:  # nested deeper than marshal goes: kept as it is
+            self._value = value
         self.catalog = catalog
         self.index = index
 
@@ -80,7 +84,7 @@ class CatalogSchema(Mapping[str, Any]):
         the dict is not to be changed)."""
         value = self._value
         if value is None:
-            value = marshal.loads(self._packed)
+            value = marshal.loads(self._packed)  # type: ignore[arg-type]  # one or the other is set
         return value
 
     def __getitem__(self, key: str) -> Any:
