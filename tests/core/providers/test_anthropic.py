@@ -282,9 +282,12 @@ async def test_history_breakpoints_follow_the_session(server: FakeLLMServer, mak
 
 
 async def test_a_cancel_scope_cancels_the_http_call(server: FakeLLMServer, make: Callable[..., Any]) -> None:
+    server.push(Reply(body=anthropic_message([{"type": "text", "text": "ok"}])))
+    model = make(timeout=30)
+    await model.complete(request())  # the SDK is loaded and connected outside the window
     server.push(Reply(hang=True))
     with anyio.move_on_after(0.3) as scope:
-        await make(timeout=30).complete(request())
+        await model.complete(request())
     assert scope.cancelled_caught
     assert await anyio.to_thread.run_sync(lambda: server.wait_for(lambda: server.disconnects == 1))
 
