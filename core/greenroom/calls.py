@@ -98,6 +98,7 @@ class ToolCalls:
         decided_by: str | None = None
         try:
             call = await self._resolve(ctx, call)
+            await self._load_group_of(ctx, call.name)
             result, decided_by = await self._decide(ctx, call)
         except PluginHookError as exc:
             result = self._contain(ctx, call, exc, f"call to {call.name!r} was not run")
@@ -138,6 +139,25 @@ class ToolCalls:
             ev.ToolCallResolved(step=ctx.step, call_id=call.id, requested=call.name, resolved=resolved.name)
         )
         return resolved
+
+    async def _load_group_of(self, ctx: RunContext, name: str) -> None:
+        """A call of a tool whose group is not loaded yet loads the group: the model knew
+        the name from a listing or a search. A load that fails (or outlasts the tool
+        timeout) leaves the call to the unknown-tool error, and a later call tries again.
+        A tool whose catalog schema is already known to be unusable loads nothing: that
+        problem is the call's answer."""
+        if name in ctx.tools or name in ctx.hidden or self._rt.tools.problem(name) is not None:
+            return
+        group = ctx.group_of(name)
+        if group is None:
+            return
+        try:
+            with anyio.fail_after(self._rt.agent.tool_timeout):
+                await ctx.load_group(group.id)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as exc:
+            log.debug("loading group %s for a call of %s failed: %s", group.id, name, exc)
 
     async def _decide(self, ctx: RunContext, call: ToolCall) -> tuple[ToolResult, str | None]:
         """The result, and ``"gate"`` when a gate blocked or answered the call."""

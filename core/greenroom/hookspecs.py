@@ -150,7 +150,8 @@ def greenroom_resolve_tool_call(ctx: RunContext, call: ToolCall) -> ToolCall | N
     Called once per tool call. A plugin whose tool dispatches to other tools (it takes a
     tool name and that tool's arguments) returns the real call (keeping the call id), so
     validation, gates, events and usage counts all see the real tool. Return None to
-    leave it as is.
+    leave it as is. After it, core loads the group of a called tool that is not loaded
+    yet (bounded by the tool timeout; a failed load leaves the unknown-tool error).
 
     If it raises, that call fails closed: it is not run, the model gets an error result
     naming the plugin and the hook, a ``PluginError`` event is emitted, and the run

@@ -7,9 +7,10 @@
   the request (tools, listing).
 - AfterInference: the provider's hosted searches count as discoveries; the strategy
   sees what was called (inject's retention model).
-- resolve: unwrap ``deferred_tool_call`` (``tools.unwrap``); load a tool's group when it
-  is first needed.
-- AfterToolExecute: a deferred tool called without a search counts as discovered.
+- resolve: unwrap ``deferred_tool_call`` (``tools.unwrap``); core then loads the tool's
+  group if it is not loaded yet.
+- AfterToolExecute: a deferred tool called without a search counts as discovered, and a
+  group first used by calling one of its tools counts as loaded whole.
 - Contributions: the state type, the plugin's own tools (``tools``), ``greenroom bench``
   and the placements ``greenroom inspect`` shows.
 """
@@ -179,21 +180,16 @@ class DeferredToolsPlugin(Plugin):
 
     # ------------------------------------------------------------------ calls
     @hookimpl
-    async def greenroom_resolve_tool_call(self, ctx: RunContext, call: ToolCall) -> ToolCall | None:
-        target = unwrap(call) or call
-        if target.name not in ctx.tools:
-            group = ctx.group_of(target.name)
-            if group is not None:
-                try:
-                    await ctx.load_group(group.id)
-                    _state(ctx).expansion[group.id] = None
-                except Exception:
-                    pass  # the call then gets the unknown-tool error, and a later call retries the load
-        return target if target is not call else None
+    def greenroom_resolve_tool_call(self, ctx: RunContext, call: ToolCall) -> ToolCall | None:
+        # the real call inside a dispatcher call; core then loads its group if need be
+        return unwrap(call)
 
     @hookimpl
     def greenroom_after_tool_execute(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> None:
         st = _state(ctx)
+        group = ctx.group_of(call.name)
+        if group is not None and group.id not in st.expansion and call.name in ctx.tools:
+            st.expansion[group.id] = None  # called by name, its whole group was loaded
         if not st.is_deferred(call.name) or call.name in st.discovered:
             self.strategy.called(st, call.name)
             return
