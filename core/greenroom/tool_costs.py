@@ -17,9 +17,11 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
 
+import attrs
+
 from greenroom.digest_cache import DigestCache, default_digest_cache, work
 from greenroom.memo import IdentityMemo
-from greenroom.tokens import ENCODING, compact_json, count_tokens, parameters_json
+from greenroom.tokens import ENCODING, count_tokens, parameters_json, tool_json
 from greenroom.tools import ToolDescriptor
 from greenroom.tools.catalog import CatalogFile, catalog_entry, peek_schema
 
@@ -51,10 +53,10 @@ _loose: IdentityMemo[int] = IdentityMemo(_LOOSE_LIMIT)  # by descriptor, tagged 
 
 
 def _text(d: ToolDescriptor, field: str) -> str:
-    # tokens.tool_json's text, read without keeping a catalog's schema (a column of a
-    # whole catalog reads every one)
+    # a catalog's schema is read without being kept: a column of a whole catalog reads
+    # every one
     if field == "definition_tokens":
-        return compact_json({"description": d.description, "name": d.name, "parameters": peek_schema(d.parameters)})
+        return tool_json(attrs.evolve(d, parameters=peek_schema(d.parameters)))
     if field in ("parameters_tokens", "parameters_chars"):
         return parameters_json(peek_schema(d.parameters))
     return d.name if field == "name_tokens" else d.description
