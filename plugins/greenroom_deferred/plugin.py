@@ -190,7 +190,7 @@ class DeferredToolsPlugin(Plugin):
         group = ctx.group_of(call.name)
         if group is not None and group.id not in st.expansion and call.name in ctx.tools:
             st.expansion[group.id] = None  # called by name, its whole group was loaded
-        if not st.is_deferred(call.name) or call.name in st.discovered:
+        if not st.is_deferred(call.name) or st.has_discovered(call.name):
             self.strategy.called(st, call.name)
             return
         # called by name without a search: it works, and now counts as discovered

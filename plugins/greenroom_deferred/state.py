@@ -96,6 +96,29 @@ class DeferralState:
     native_order: list[str] = attrs.field(factory=list)
     revision: int = 0
     """Bumped whenever ``modes`` changes, so what is derived from it can be kept."""
+    _known: tuple[list[str], set[str]] | None = attrs.field(default=None, init=False, eq=False, repr=False)
+    """``discovered`` as a set, with the list it was made from: membership is asked on
+    every call and every promotion, and the list grows with the session (not saved)."""
+
+    def has_discovered(self, name: str) -> bool:
+        """Whether ``name`` is in ``discovered`` (a set lookup, however long the session)."""
+        return name in self._discovered_set()
+
+    def discover(self, name: str) -> bool:
+        """Add ``name`` to ``discovered`` unless it is there; whether it was added."""
+        known = self._discovered_set()
+        if name in known:
+            return False
+        self.discovered.append(name)
+        known.add(name)
+        return True
+
+    def _discovered_set(self) -> set[str]:
+        cached = self._known
+        # made again when the list was replaced or changed around these methods
+        if cached is None or cached[0] is not self.discovered or len(cached[1]) != len(self.discovered):
+            cached = self._known = (self.discovered, set(self.discovered))
+        return cached[1]
 
     def __deepcopy__(self, memo: dict[int, Any]) -> DeferralState:
         # a snapshot is taken at the end of every run: a generic deep copy of 100,000

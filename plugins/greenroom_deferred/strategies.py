@@ -79,8 +79,7 @@ class Strategy:
     def promote(self, ctx: RunContext, st: DeferralState, names: Sequence[str], why: str) -> None:
         """The model received these tools' schemas (search, load_tools, a direct call)."""
         for name in names:
-            if name not in st.discovered:
-                st.discovered.append(name)
+            st.discover(name)
             if not st.is_deferred(name):
                 continue
             self._discovered(ctx, st, name, why)

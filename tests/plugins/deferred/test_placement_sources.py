@@ -173,3 +173,22 @@ def test_a_snapshot_of_the_state_is_independent_of_the_state_it_copies() -> None
     assert snap.modes == {"a": Placement("deferred", PlacementSource.DEFAULT)}
     assert snap.discovered == ["a"] and snap.native_order == ["a"] and snap.expansion == {"g": ["a"], "h": None}
     assert snap.retention["a"] == BetaState(1.0, 2.0)
+
+
+def test_discovered_membership_follows_the_list_however_it_changed() -> None:
+    """``has_discovered`` is a set lookup (asked on every call), yet it answers for the
+    list as it is: after ``discover``, a direct append, a replaced list, and a load."""
+    from greenroom.config import converter
+
+    st = DeferralState(discovered=["a"])
+    assert st.has_discovered("a") and not st.has_discovered("b")
+    assert st.discover("b") and not st.discover("b")
+    assert st.discovered == ["a", "b"]
+    st.discovered.append("c")
+    assert st.has_discovered("c")
+    st.discovered = ["c"]
+    assert not st.has_discovered("a") and st.has_discovered("c")
+    saved = converter.unstructure(st)
+    assert "_known" not in saved and "known" not in saved  # the set is derived, never saved
+    loaded = converter.structure(json.loads(json.dumps(saved)), DeferralState)
+    assert loaded.discovered == ["c"] and loaded.has_discovered("c") and not loaded.has_discovered("a")
