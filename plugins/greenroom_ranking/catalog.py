@@ -81,6 +81,15 @@ class CatalogText:
         self._hits: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._held = 0
         self._lock = threading.Lock()
+        self._spaced: bool | None = None
+
+    def spaced_names(self) -> bool:
+        """Whether any name holds whitespace (asked once per catalog)."""
+        if self._spaced is None:
+            # one pass in C: whitespace inside the joined names (a leading or trailing
+            # space of one name counts too, which only costs that catalog the lookup)
+            self._spaced = len("x".join(self.names).split(maxsplit=1)) > 1
+        return self._spaced
 
     @classmethod
     def build(cls, catalog: Catalog) -> CatalogText:
@@ -133,8 +142,8 @@ class CatalogText:
     def exact(self, text: str) -> list[int]:
         """Positions of tools whose lowercase name is ``text``."""
         pieces = text.split()
-        if not pieces:
-            return []
+        if not pieces or (len(pieces) > 1 and not self.spaced_names()):
+            return []  # a sentence is no tool's name (the usual query)
         chunk = self.name_index.exact_chunk(pieces[0])
         if chunk is None:
             return []

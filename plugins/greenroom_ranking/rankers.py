@@ -28,8 +28,10 @@ from greenroom_ranking.text import analyze, analyze_documents, stemmer, stop_wor
 # ----------------------------------------------------------------------------- keyword
 
 
-Adds = tuple[tuple[np.ndarray, float], ...]
-"""What a term adds to scores: runs of (tool ids, amount)."""
+Adds = tuple[np.ndarray, np.ndarray]
+"""What a term adds to scores: tool ids (each once) and the amount for each."""
+
+_NO_ADDS: Adds = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int8))
 
 
 class KeywordIndex:
@@ -45,7 +47,7 @@ class KeywordIndex:
     """
 
     HITS_LIMIT = 2_000_000
-    """Tool ids remembered for terms (int64: 16 MB)."""
+    """Tool ids remembered for terms (with their amounts: 18 MB)."""
 
     def __init__(self, catalog: Catalog, text: CatalogText, band: float = 0.5, stop_words: bool = True) -> None:
         self.text = text
@@ -61,31 +63,35 @@ class KeywordIndex:
 
     def adds(self, terms: Sequence[str]) -> list[Adds]:
         """What each term adds to tools' scores: 3 to a tool whose name holds it, else 1 if
-        its description does, as (tool ids, amount) runs: 1 per description hit, 3 per name
-        hit, less 1 per name hit also in the description."""
+        its description does."""
         known = self._adds
-        got = {t: a for t in dict.fromkeys(terms) if (a := known.get(t)) is not None}
-        new = [t for t in dict.fromkeys(terms) if t not in got]
-        if new:
-            names = self.text.name_index.ids_many(new)
-            descriptions = self.text.description_index.ids_many(new)
-            for term, in_name, in_desc in zip(new, names, descriptions, strict=True):
-                runs = [(ids, amount) for ids, amount in ((in_desc, 1.0), (in_name, 3.0)) if ids.size]
-                if in_name.size and in_desc.size:  # both ascend
-                    at = np.minimum(np.searchsorted(in_desc, in_name), in_desc.size - 1)
-                    both = in_name[in_desc[at] == in_name]
-                    if both.size:
-                        runs.append((both, -1.0))
-                got[term] = tuple(runs)
-            with self._lock:
-                for term in new:
-                    held = sum(ids.size for ids, _ in got[term])
-                    if self._held + held > self.HITS_LIMIT:  # a bound, for a long-lived process
-                        known.clear()
-                        self._held = 0
-                    known[term] = got[term]
-                    self._held += held
-        return [got[t] for t in terms]
+        got = [known.get(t) for t in terms]
+        if None not in got:  # the usual query after the first few: every term seen before
+            return got  # type: ignore[return-value]
+        new = [t for t in dict.fromkeys(terms) if t not in known]
+        names = self.text.name_index.ids_many(new)
+        descriptions = self.text.description_index.ids_many(new)
+        found: dict[str, Adds] = {}
+        for term, in_name, in_desc in zip(new, names, descriptions, strict=True):
+            if in_name.size and in_desc.size:  # both ascend: keep the descriptions' other hits
+                at = np.minimum(np.searchsorted(in_name, in_desc), in_name.size - 1)
+                in_desc = in_desc[in_name[at] != in_desc]
+            if not in_name.size and not in_desc.size:
+                found[term] = _NO_ADDS
+                continue
+            amounts = np.empty(in_name.size + in_desc.size, dtype=np.int8)  # bincount adds them as floats
+            amounts[: in_name.size] = 3
+            amounts[in_name.size :] = 1
+            found[term] = (np.concatenate([in_name, in_desc]), amounts)
+        with self._lock:
+            for term, adds in found.items():
+                held = adds[0].size
+                if self._held + held > self.HITS_LIMIT:  # a bound, for a long-lived process
+                    known.clear()
+                    self._held = 0
+                known[term] = adds
+                self._held += held
+        return [found[t] if a is None else a for t, a in zip(terms, got, strict=True)]
 
     def terms(self, query: SearchQuery) -> tuple[str, ...]:
         if not self.stop_words:
@@ -96,16 +102,21 @@ class KeywordIndex:
 
     def scores(self, query: SearchQuery, allowed: np.ndarray | None = None) -> np.ndarray:
         n = len(self.names)
-        runs = [run for adds in self.adds(self.terms(query)) for run in adds]  # a term twice adds twice
-        if runs:
-            amounts = np.repeat(np.asarray([amount for _, amount in runs]), [ids.size for ids, _ in runs])
-            scores = np.bincount(np.concatenate([ids for ids, _ in runs]), weights=amounts, minlength=n)
+        adds = self.adds(self.terms(query))  # a term twice adds twice
+        if len(adds) == 1:
+            scores = np.bincount(adds[0][0], weights=adds[0][1], minlength=n)
+        elif adds:
+            ids = np.concatenate([a[0] for a in adds])
+            scores = np.bincount(ids, weights=np.concatenate([a[1] for a in adds]), minlength=n)
         else:
             scores = np.zeros(n, dtype=np.float64)
-        whole = normalize_term(query.text.replace("+", " ").strip())
-        if whole:
-            for i in self.text.exact(whole):
-                scores[i] += 100.0
+        # two words with word characters are the whole query's words too, spaced, and no
+        # name holds a space in most catalogs: skip normalising a long sentence then
+        if len(query.terms) < 2 or self.text.spaced_names():
+            whole = normalize_term(query.text.replace("+", " ").strip())
+            if whole:
+                for i in self.text.exact(whole):
+                    scores[i] += 100.0
         keep = self.text.required(query.required, allowed)
         if keep is not None:
             scores[~keep] = 0.0
@@ -167,11 +178,19 @@ class BM25Table:
         if not ids:
             return None
         scores = np.zeros(self.size, dtype=np.float32)
-        for t in ids:
-            start, end = self.indptr[t], self.indptr[t + 1]
+        if len(ids) == 1:
+            start, end = self.indptr[ids[0]], self.indptr[ids[0] + 1]
             # a token's column names each tool once (bm25s counts a token once per
             # document), so a plain indexed add is np.add.at's sum, at a fraction of its cost
             scores[self.indices[start:end]] += self.data[start:end]
+            return scores
+        # every column at once, in token order: np.add.at adds each tool's entries in that
+        # order, the same float32 sums as adding the columns one by one (as bm25s does)
+        at = np.asarray(ids)
+        starts, ends = self.indptr[at], self.indptr[at + 1]
+        lengths = ends - starts
+        entries = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
+        np.add.at(scores, self.indices[entries], self.data[entries])
         return scores
 
     def to_arrays(self) -> dict[str, np.ndarray]:
