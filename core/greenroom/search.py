@@ -52,7 +52,9 @@ class SearchQuery:
             names = tuple(n.strip() for n in raw[len("select:") :].split(",") if n.strip())
             return cls(raw, "select", names=names, max_results=max(max_results, len(names)))
         words = raw.split()
-        required = tuple(t for t in (normalize_term(w[1:]) for w in words if w.startswith("+") and len(w) > 1) if t)
+        required: tuple[str, ...] = ()
+        if "+" in raw:  # most queries hold no +required word
+            required = tuple(t for t in (normalize_term(w[1:]) for w in words if w.startswith("+") and len(w) > 1) if t)
         terms = tuple(t for t in (normalize_term(w.lstrip("+")) for w in words) if t)
         if not terms:
             return cls(raw, "browse", max_results=max_results)
