@@ -18,6 +18,7 @@ import jsonschema
 from greenroom.memo import IdentityMemo
 from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.catalog import schema_origin
+from greenroom.tools.fast_validation import FastValidator, compile_fast
 from greenroom.tools.schema_check import catalog_problems, compile_validator, load_problem, meta_schema_problem
 from greenroom.tools.schema_problem import SchemaFault, SchemaProblem
 
@@ -67,6 +68,7 @@ class ToolSet(Mapping[str, Tool]):
     def __init__(self, tools: Iterable[Tool] = (), *, on_unusable: UnusableListener | None = None) -> None:
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._fast: dict[str, FastValidator | None] = {}  # beside each compiled validator
         self._problems: dict[str, SchemaProblem] = {}
         self._descriptors: list[ToolDescriptor] | None = None
         self._on_unusable = on_unusable
@@ -80,6 +82,7 @@ class ToolSet(Mapping[str, Tool]):
             raise DuplicateToolError(f"two tools are named {name!r}")
         self._tools[name] = tool
         self._validators.pop(name, None)
+        self._fast.pop(name, None)
         self._record(name, _load_problem(tool.descriptor.parameters))
         self._descriptors = None
         self.version += 1
@@ -146,15 +149,35 @@ class ToolSet(Mapping[str, Tool]):
                 self.mark_unusable(name, problem)
                 raise UnusableToolError(name, problem)
             v = self._validators[name] = compile_validator(schema)
+            self._fast[name] = compile_fast(schema, type(v))
         return v
+
+    def fast_validator(self, name: str) -> FastValidator | None:
+        """The tool's fast accept path (``fast_validation``), compiled with its validator;
+        None before that or when the schema has none."""
+        return self._fast.get(name)
 
 
 def validation_problems(tools: ToolSet, name: str, args: Mapping[str, Any]) -> list[str]:
     """Every problem with a call's arguments: JSON Schema first, then the tool's own check.
 
-    Raises ``UnusableToolError`` when the tool's schema is invalid, including when
-    validating with it raises (the tool is then marked unusable)."""
+    Arguments the tool's Rust validator accepts are valid; the rest are validated by
+    jsonschema, which alone words the problems (``fast_validation``). Raises
+    ``UnusableToolError`` when the tool's schema is invalid, including when validating
+    with it raises (the tool is then marked unusable)."""
     validator = tools.validator(name)
+    fast = tools.fast_validator(name)
+    problems = [] if fast is not None and fast.accepts(args) else _schema_problems(tools, name, validator, args)
+    tool = tools[name]
+    check = getattr(tool, "validate_args", None)
+    if not problems and callable(check):
+        problems.extend(check(dict(args)) or [])
+    return problems
+
+
+def _schema_problems(
+    tools: ToolSet, name: str, validator: jsonschema.protocols.Validator, args: Mapping[str, Any]
+) -> list[str]:
     try:
         errors = sorted(validator.iter_errors(dict(args)), key=lambda e: list(map(str, e.path)))
     except Exception as exc:
@@ -169,10 +192,6 @@ def validation_problems(tools: ToolSet, name: str, args: Mapping[str, Any]) -> l
     for err in errors:
         where = "/".join(str(p) for p in err.absolute_path) or "(arguments)"
         problems.append(f"{where}: {err.message}")
-    tool = tools[name]
-    check = getattr(tool, "validate_args", None)
-    if not problems and callable(check):
-        problems.extend(check(dict(args)) or [])
     return problems
 
 
