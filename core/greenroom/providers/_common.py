@@ -275,9 +275,18 @@ class SDKModel:
         """Close the SDK client's connections (safe to call twice)."""
         client, loop = self._client, self._client_loop
         self._client = self._client_loop = None
-        # connections opened on another (finished) loop cannot be closed from this one
-        if client is not None and loop in (None, _event_loop()):
+        if client is None:
+            return
+        if loop in (None, _event_loop()):
             await client.close()
+            return
+        # connections opened on another (finished) loop cannot be closed from this one, but
+        # the client must still be marked closed: else the SDK's finalizer schedules the
+        # failing close on whatever loop runs when it is collected (as in _client_for_this_loop)
+        try:
+            await client.close()
+        except RuntimeError:
+            pass
 
     def __repr__(self) -> str:
         where = f" at {public_url(self.options.base_url)}" if self.options.base_url else ""
