@@ -142,8 +142,8 @@ class CatalogText:
     def exact(self, text: str) -> list[int]:
         """Positions of tools whose lowercase name is ``text``."""
         pieces = text.split()
-        if not pieces or (len(pieces) > 1 and not self.spaced_names()):
-            return []  # a sentence is no tool's name (the usual query)
+        if not pieces:
+            return []
         chunk = self.name_index.exact_chunk(pieces[0])
         if chunk is None:
             return []

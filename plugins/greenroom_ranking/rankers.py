@@ -178,12 +178,6 @@ class BM25Table:
         if not ids:
             return None
         scores = np.zeros(self.size, dtype=np.float32)
-        if len(ids) == 1:
-            start, end = self.indptr[ids[0]], self.indptr[ids[0] + 1]
-            # a token's column names each tool once (bm25s counts a token once per
-            # document), so a plain indexed add is np.add.at's sum, at a fraction of its cost
-            scores[self.indices[start:end]] += self.data[start:end]
-            return scores
         # every column at once, in token order: np.add.at adds each tool's entries in that
         # order, the same float32 sums as adding the columns one by one (as bm25s does)
         at = np.asarray(ids)
