@@ -59,6 +59,17 @@ def error_detail(body: Any, fallback: str) -> str:
     return fallback
 
 
+async def _close_from_another_loop(client: Any) -> None:
+    """Mark an SDK client whose connections belong to another, finished event loop closed.
+    Its connections cannot be closed from this loop, but closing marks the client closed
+    before it touches one, which is what matters: otherwise the SDK's finalizer schedules
+    the same failing close on whatever loop runs when it is collected."""
+    try:
+        await client.close()
+    except RuntimeError:
+        pass  # the dead loop's sockets are left to the garbage collector
+
+
 def _event_loop() -> object:
     """Something that identifies the running event loop (compared with ``==``)."""
     current_token = getattr(anyio.lowlevel, "current_token", None)  # anyio >= 4.11
@@ -199,15 +210,9 @@ class SDKModel:
         loop = _event_loop()
         if self._client is not None and self._client_loop != loop:
             # The pooled connections belong to the loop that opened them, which is gone
-            # (an earlier anyio.run); reusing them fails with "Event loop is closed".
-            # Closing marks the client closed before it touches a connection, which is
-            # what matters: otherwise the SDK's finalizer schedules the same failing
-            # close on whatever loop runs when it is collected.
+            # (an earlier anyio.run); reusing them fails with "Event loop is closed"
             stale, self._client = self._client, None
-            try:
-                await stale.close()
-            except RuntimeError:
-                pass  # the dead loop's sockets are left to the garbage collector
+            await _close_from_another_loop(stale)
         client = self.client
         self._client_loop = loop
         return client
@@ -279,14 +284,8 @@ class SDKModel:
             return
         if loop in (None, _event_loop()):
             await client.close()
-            return
-        # connections opened on another (finished) loop cannot be closed from this one, but
-        # the client must still be marked closed: else the SDK's finalizer schedules the
-        # failing close on whatever loop runs when it is collected (as in _client_for_this_loop)
-        try:
-            await client.close()
-        except RuntimeError:
-            pass
+        else:
+            await _close_from_another_loop(client)
 
     def __repr__(self) -> str:
         where = f" at {public_url(self.options.base_url)}" if self.options.base_url else ""
