@@ -99,7 +99,7 @@ def worker_steps(catalog: str, strategy: str, steps: int, repeat: int) -> dict[s
     from greenroom import ModelRequest, ToolCallContext, tool
     from greenroom.config import AgentConfig
     from greenroom.models import ModelResponse
-    from greenroom.plugins import make_plugin_host
+    from greenroom.plugins.discovery import make_plugin_host
     from greenroom.providers.scripted import PolicyModel, turn_from_record
     from greenroom.runtime import Runtime
     from greenroom.tools import load_catalog

@@ -25,7 +25,7 @@ from scale_catalog import SEED, Catalog, misspell, queries, write_config
 
 from greenroom import ModelRequest, ToolCallContext, count_tokens, tool
 from greenroom import events as ev
-from greenroom.compose import build_runtime
+from greenroom.build.compose import build_runtime
 from greenroom.models import ModelResponse
 from greenroom.providers.scripted import turn_from_record
 from greenroom.runtime import Runtime

@@ -27,7 +27,7 @@ from typing import Any
 RSS_UNIT = 1 if sys.platform == "darwin" else 1024  # ru_maxrss is bytes on macOS, KiB on Linux
 
 TOKENIZER_LOAD = (
-    "import time; started = time.perf_counter(); from greenroom.tokens import count_tokens; "
+    "import time; started = time.perf_counter(); from greenroom.tokens.counting import count_tokens; "
     "count_tokens('hello world'); print(time.perf_counter() - started)"
 )
 

@@ -35,7 +35,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from greenroom.tokens import count_tokens
+from greenroom.tokens.counting import count_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT.parent / "shared" / "datasets" / "github_mcp" / "tools.jsonl"

@@ -33,8 +33,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from greenroom import suggest
-from greenroom.suggest import NameIndex, close_names
+from greenroom.run import suggest
+from greenroom.run.suggest import NameIndex, close_names
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT.parent / "shared" / "datasets"

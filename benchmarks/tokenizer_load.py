@@ -34,8 +34,8 @@ print(json.dumps({{"load_s": took, "n": n, "rss_mb": resource.getrusage(resource
 """
 
 VARIANTS: dict[str, str] = {
-    "greenroom encoder": "from greenroom.encoder import Encoder\ncount = Encoder('o200k_base').count",
-    "greenroom count_tokens": "from greenroom.tokens import count_tokens as count",
+    "greenroom encoder": "from greenroom.tokens.encoder import Encoder\ncount = Encoder('o200k_base').count",
+    "greenroom count_tokens": "from greenroom.tokens.counting import count_tokens as count",
     "bpe_openai get_encoding (before)": (
         "import bpe_openai\nenc = bpe_openai.get_encoding('o200k_base')\n"
         "count = lambda text: len(enc.encode_ordinary(text))"

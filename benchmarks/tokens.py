@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from greenroom import events as ev
-from greenroom.plugins import make_plugin_host
+from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import PolicyModel
 from greenroom.runtime import Runtime
 from greenroom.tools.catalog import load_catalog

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from gr_testutil import HOME_PREFIX, sweep_stale_homes
 
-from greenroom.plugins import Plugin, make_plugin_host
+from greenroom.plugins.discovery import Plugin, make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
 from greenroom.tools import Tool

@@ -14,11 +14,11 @@ from typing import Any
 import attrs
 
 from greenroom import peek_schema
-from greenroom.digest_cache import DigestCache, use_digest_cache
-from greenroom.tokens import compact_json, parameters_json, tool_json
-from greenroom.tool_costs import tool_costs
+from greenroom._support.digest_cache import DigestCache, use_digest_cache
+from greenroom.tokens.counting import compact_json, parameters_json, tool_json
+from greenroom.tokens.tool_costs import tool_costs
 from greenroom.tools.catalog import descriptors_digest, read_catalog
-from greenroom.tools.schema_check import catalog_problems
+from greenroom.tools.schema.check import catalog_problems
 from greenroom_ranking.text import tool_document
 
 

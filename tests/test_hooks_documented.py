@@ -14,7 +14,7 @@ import pluggy
 import pytest
 
 from greenroom import hookspecs
-from greenroom.plugins import discover
+from greenroom.plugins.discovery import discover
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -45,7 +45,7 @@ def plugin_vocabulary() -> set[str]:
     """What only a first-party plugin may say: its entry-point name, its package, the
     tools it contributes and the state types it registers."""
     from greenroom import StateRegistry
-    from greenroom.plugins import discover
+    from greenroom.plugins.discovery import discover
 
     words: set[str] = set()
     plugins = first_party_plugins()

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from greenroom._lazy import lazy_exports
+from greenroom._support.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from greenroom.accounting import message_tokens
-    from greenroom.arguments import MAX_ARGUMENT_DEPTH, json_text, parse_json_object
+    from greenroom._support.arguments import MAX_ARGUMENT_DEPTH, json_text, parse_json_object
+    from greenroom._support.digest_cache import DigestCache, default_digest_cache, use_digest_cache
+    from greenroom._support.globs import GlobError, check_glob, matches_any
+    from greenroom._support.globs import matches as glob_matches
+    from greenroom._support.memo import IdentityMemo
+    from greenroom._support.redact import public_url
+    from greenroom._support.storage import FileInUse, state_dir, write_json_atomic
+    from greenroom.build.compose import build_runtime, load_runtime_config
     from greenroom.cli.live import LiveView
-    from greenroom.compose import build_runtime, load_runtime_config
     from greenroom.config import AgentConfig, ConfigError, RuntimeConfig
-    from greenroom.context import Decision, RunContext, RunOutcome
-    from greenroom.digest_cache import DigestCache, default_digest_cache, use_digest_cache
     from greenroom.events import (
         Event,
         EventBus,
@@ -32,10 +35,7 @@ if TYPE_CHECKING:
         TraceWriter,
     )
     from greenroom.failures import PluginHookError, RunFailure
-    from greenroom.globs import GlobError, check_glob, matches_any
-    from greenroom.globs import matches as glob_matches
     from greenroom.hookspecs import hookspec
-    from greenroom.memo import IdentityMemo
     from greenroom.models import (
         HostedSearch,
         Message,
@@ -52,13 +52,13 @@ if TYPE_CHECKING:
         Usage,
         supports_native_tool_search,
     )
-    from greenroom.plugins import Plugin, hookimpl, make_plugin_host
-    from greenroom.plugins import discover as discover_plugins
-    from greenroom.policy import HiddenBy, HideReason, ToolPolicy, ToolScope
+    from greenroom.plugins.discovery import Plugin, hookimpl, make_plugin_host
+    from greenroom.plugins.discovery import discover as discover_plugins
     from greenroom.providers.scripted import PolicyModel
-    from greenroom.redact import public_url
+    from greenroom.run.context import Decision, RunContext, RunOutcome
+    from greenroom.run.policy import HiddenBy, HideReason, ToolPolicy, ToolScope
+    from greenroom.run.views import Catalog, GroupView, ScopedTools
     from greenroom.runtime import Runtime
-    from greenroom.scoped import Catalog, GroupView, ScopedTools
     from greenroom.search import (
         Ranking,
         ScoredTool,
@@ -73,8 +73,8 @@ if TYPE_CHECKING:
     )
     from greenroom.session import Session, SessionError, SessionOwnerError, held_session
     from greenroom.state import Scope, Snapshot, StateRegistry, ToolPriors, ToolUsage
-    from greenroom.storage import FileInUse, state_dir, write_json_atomic
-    from greenroom.tokens import (
+    from greenroom.tokens.accounting import message_tokens
+    from greenroom.tokens.counting import (
         chars4,
         compact_json,
         count_tokens,
@@ -83,9 +83,9 @@ if TYPE_CHECKING:
         tool_json,
         tool_tokens,
     )
-    from greenroom.tool_costs import CostField
-    from greenroom.tool_costs import tool_cost as descriptor_cost
-    from greenroom.tool_costs import tool_costs as descriptor_costs
+    from greenroom.tokens.tool_costs import CostField
+    from greenroom.tokens.tool_costs import tool_cost as descriptor_cost
+    from greenroom.tokens.tool_costs import tool_costs as descriptor_costs
     from greenroom.tools import (
         CatalogError,
         CatalogTool,
@@ -99,7 +99,7 @@ if TYPE_CHECKING:
     )
     from greenroom.tools.catalog import descriptors_digest, peek_schema
     from greenroom.tools.groups import ToolGroup
-    from greenroom.tools.schema_problem import SchemaFault, SchemaProblem
+    from greenroom.tools.schema.problem import SchemaFault, SchemaProblem
     from greenroom.tools.toolset import ToolSet
 
 __version__ = "0.1.0"
@@ -108,11 +108,11 @@ _EXPORTS: dict[str, str] = {
     "AgentConfig": "greenroom.config",
     "ConfigError": "greenroom.config",
     "RuntimeConfig": "greenroom.config",
-    "build_runtime": "greenroom.compose",
-    "load_runtime_config": "greenroom.compose",
-    "Decision": "greenroom.context",
-    "RunContext": "greenroom.context",
-    "RunOutcome": "greenroom.context",
+    "build_runtime": "greenroom.build.compose",
+    "load_runtime_config": "greenroom.build.compose",
+    "Decision": "greenroom.run.context",
+    "RunContext": "greenroom.run.context",
+    "RunOutcome": "greenroom.run.context",
     "RunFailure": "greenroom.failures",
     "Event": "greenroom.events",
     "EventBus": "greenroom.events",
@@ -139,16 +139,16 @@ _EXPORTS: dict[str, str] = {
     "ToolPlacement": "greenroom.models",
     "Usage": "greenroom.models",
     "supports_native_tool_search": "greenroom.models",
-    "Plugin": "greenroom.plugins",
+    "Plugin": "greenroom.plugins.discovery",
     "PluginHookError": "greenroom.failures",
-    "hookimpl": "greenroom.plugins",
-    "make_plugin_host": "greenroom.plugins",
+    "hookimpl": "greenroom.plugins.discovery",
+    "make_plugin_host": "greenroom.plugins.discovery",
     "PolicyModel": "greenroom.providers.scripted",
-    "message_tokens": "greenroom.accounting",
-    "MAX_ARGUMENT_DEPTH": "greenroom.arguments",
-    "json_text": "greenroom.arguments",
-    "parse_json_object": "greenroom.arguments",
-    "public_url": "greenroom.redact",
+    "message_tokens": "greenroom.tokens.accounting",
+    "MAX_ARGUMENT_DEPTH": "greenroom._support.arguments",
+    "json_text": "greenroom._support.arguments",
+    "parse_json_object": "greenroom._support.arguments",
+    "public_url": "greenroom._support.redact",
     "Runtime": "greenroom.runtime",
     "Ranking": "greenroom.search",
     "ScoredTool": "greenroom.search",
@@ -169,16 +169,16 @@ _EXPORTS: dict[str, str] = {
     "StateRegistry": "greenroom.state",
     "ToolPriors": "greenroom.state",
     "ToolUsage": "greenroom.state",
-    "FileInUse": "greenroom.storage",
-    "state_dir": "greenroom.storage",
-    "write_json_atomic": "greenroom.storage",
-    "chars4": "greenroom.tokens",
-    "compact_json": "greenroom.tokens",
-    "count_tokens": "greenroom.tokens",
-    "count_tokens_upto": "greenroom.tokens",
-    "parameters_json": "greenroom.tokens",
-    "tool_json": "greenroom.tokens",
-    "tool_tokens": "greenroom.tokens",
+    "FileInUse": "greenroom._support.storage",
+    "state_dir": "greenroom._support.storage",
+    "write_json_atomic": "greenroom._support.storage",
+    "chars4": "greenroom.tokens.counting",
+    "compact_json": "greenroom.tokens.counting",
+    "count_tokens": "greenroom.tokens.counting",
+    "count_tokens_upto": "greenroom.tokens.counting",
+    "parameters_json": "greenroom.tokens.counting",
+    "tool_json": "greenroom.tokens.counting",
+    "tool_tokens": "greenroom.tokens.counting",
     "CatalogError": "greenroom.tools",
     "CatalogTool": "greenroom.tools",
     "FunctionTool": "greenroom.tools",
@@ -189,31 +189,31 @@ _EXPORTS: dict[str, str] = {
     "load_catalog": "greenroom.tools",
     "tool": "greenroom.tools",
     "ToolGroup": "greenroom.tools.groups",
-    "GlobError": "greenroom.globs",
-    "check_glob": "greenroom.globs",
-    "matches_any": "greenroom.globs",
-    "glob_matches": "greenroom.globs:matches",
-    "HiddenBy": "greenroom.policy",
-    "HideReason": "greenroom.policy",
-    "ToolPolicy": "greenroom.policy",
-    "ToolScope": "greenroom.policy",
-    "GroupView": "greenroom.scoped",
-    "Catalog": "greenroom.scoped",
-    "ScopedTools": "greenroom.scoped",
-    "IdentityMemo": "greenroom.memo",
-    "discover_plugins": "greenroom.plugins:discover",
+    "GlobError": "greenroom._support.globs",
+    "check_glob": "greenroom._support.globs",
+    "matches_any": "greenroom._support.globs",
+    "glob_matches": "greenroom._support.globs:matches",
+    "HiddenBy": "greenroom.run.policy",
+    "HideReason": "greenroom.run.policy",
+    "ToolPolicy": "greenroom.run.policy",
+    "ToolScope": "greenroom.run.policy",
+    "GroupView": "greenroom.run.views",
+    "Catalog": "greenroom.run.views",
+    "ScopedTools": "greenroom.run.views",
+    "IdentityMemo": "greenroom._support.memo",
+    "discover_plugins": "greenroom.plugins.discovery:discover",
     "ToolSet": "greenroom.tools.toolset",
-    "DigestCache": "greenroom.digest_cache",
-    "default_digest_cache": "greenroom.digest_cache",
-    "use_digest_cache": "greenroom.digest_cache",
-    "CostField": "greenroom.tool_costs",
-    # greenroom.tool_costs is the module's own name there, so the functions go by others
-    "descriptor_cost": "greenroom.tool_costs:tool_cost",
-    "descriptor_costs": "greenroom.tool_costs:tool_costs",
+    "DigestCache": "greenroom._support.digest_cache",
+    "default_digest_cache": "greenroom._support.digest_cache",
+    "use_digest_cache": "greenroom._support.digest_cache",
+    "CostField": "greenroom.tokens.tool_costs",
+    # greenroom.tokens.tool_costs is the module's own name there, so the functions go by others
+    "descriptor_cost": "greenroom.tokens.tool_costs:tool_cost",
+    "descriptor_costs": "greenroom.tokens.tool_costs:tool_costs",
     "descriptors_digest": "greenroom.tools.catalog",
     "peek_schema": "greenroom.tools.catalog",
-    "SchemaFault": "greenroom.tools.schema_problem",
-    "SchemaProblem": "greenroom.tools.schema_problem",
+    "SchemaFault": "greenroom.tools.schema.problem",
+    "SchemaProblem": "greenroom.tools.schema.problem",
 }
 
 __all__ = [

@@ -225,7 +225,7 @@ class ToolUnusable(Event):
     kind: str = attrs.field(init=False, default="tool_unusable")
     tool: str = ""
     fault: str = ""
-    """What kind of problem (``greenroom.tools.schema_problem.SchemaFault`` values: ``unknown_type``,
+    """What kind of problem (``greenroom.tools.schema.problem.SchemaFault`` values: ``unknown_type``,
     ``bad_pattern``, ``dangling_ref`` ...)."""
     where: str = ""
     """A JSON pointer into the schema (``#/properties/q/type``)."""

@@ -19,8 +19,8 @@ import pluggy
 if TYPE_CHECKING:
     import typer
 
-    from greenroom.context import Decision, RunContext, RunOutcome
     from greenroom.models import ModelResponse, ProviderFactory, RequestDraft, ToolCall, ToolPlacement
+    from greenroom.run.context import Decision, RunContext, RunOutcome
     from greenroom.search import Ranking, ScoredTool, SearchQuery
     from greenroom.state import StateRegistry
     from greenroom.tools import Tool, ToolDescriptor, ToolResult

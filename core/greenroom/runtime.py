@@ -2,16 +2,16 @@
 
 ::
 
-    RunStart -> the run's scope: [tools.policy], then hidden tools (greenroom.policy)
+    RunStart -> the run's scope: [tools.policy], then hidden tools (greenroom.run.policy)
       repeat up to max_steps:
         BeforeInference -> model.complete -> AfterInference
-        the turn's tool calls, concurrently (``greenroom.calls``)
+        the turn's tool calls, concurrently (``greenroom.run.calls``)
     RunEnd
 
 Model mistakes and tool failures become error results the model reads, and a per-call
-hook's failure fails only its call (``greenroom.calls``). A phase hook's failure, a model
+hook's failure fails only its call (``greenroom.run.calls``). A phase hook's failure, a model
 error or any other exception ends the run with stop reason ``error``, and so does an
-input over ``[agent] max_input_tokens``, before anything is sent (``greenroom.limits``);
+input over ``[agent] max_input_tokens``, before anything is sent (``greenroom.run.limits``);
 whatever ends it, RunEnd reaches every plugin and the trace ends with ``run_end``.
 """
 
@@ -26,14 +26,9 @@ from typing import Any
 import anyio
 
 from greenroom import events as ev
-from greenroom.accounting import RequestAccounting
-from greenroom.arguments import bounded_response
-from greenroom.calls import ToolCalls, answer_open_calls
+from greenroom._support.arguments import bounded_response
 from greenroom.config import AgentConfig
-from greenroom.context import RunContext, RunOutcome
 from greenroom.failures import PluginHookError, RunFailure, first_error
-from greenroom.host import PluginHost
-from greenroom.limits import check_input
 from greenroom.models import (
     Message,
     Model,
@@ -42,8 +37,12 @@ from greenroom.models import (
     SystemSection,
     supports_native_tool_search,
 )
-from greenroom.policy import ToolPolicy
-from greenroom.scoping import Scoping, keep_in_scope
+from greenroom.plugins.host import PluginHost
+from greenroom.run.calls import ToolCalls, answer_open_calls
+from greenroom.run.context import RunContext, RunOutcome
+from greenroom.run.limits import check_input
+from greenroom.run.policy import ToolPolicy
+from greenroom.run.scope import Scoping, keep_in_scope
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
 from greenroom.session import Session
 from greenroom.state import (
@@ -52,9 +51,10 @@ from greenroom.state import (
     StateStore,
     register_core_state,
 )
+from greenroom.tokens.accounting import RequestAccounting
 from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.groups import ToolGroup
-from greenroom.tools.schema_problem import SchemaProblem
+from greenroom.tools.schema.problem import SchemaProblem
 from greenroom.tools.toolset import DuplicateToolError, ToolSet
 
 log = logging.getLogger("greenroom")

@@ -8,7 +8,7 @@ left as it was. A session belongs to an agent id; another agent's session is ref
 (``SessionOwnerError``) unless it is taken over on purpose.
 
 ``held_session`` is a session file as a run uses it: held against every other process
-from load to save (``greenroom.storage.FileHold``), created when missing, saved on the
+from load to save (``greenroom._support.storage.FileHold``), created when missing, saved on the
 way out whatever ended the run.
 """
 
@@ -34,10 +34,10 @@ from greenroom.state import (
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
+    from greenroom._support.storage import FileInUse
     from greenroom.config import RuntimeConfig
-    from greenroom.context import RunContext, RunOutcome
+    from greenroom.run.context import RunContext, RunOutcome
     from greenroom.runtime import Runtime
-    from greenroom.storage import FileInUse
 
 FORMAT = "greenroom.session/1"
 _MAX_PROBLEM = 300  # a problem quotes the value it is about: a huge one must not flood the terminal
@@ -109,7 +109,7 @@ class Session:
 
     def save(self, path: str | Path) -> Path:
         """Write the session atomically (a crash mid-save keeps the previous file), 0600."""
-        from greenroom.storage import write_json_atomic
+        from greenroom._support.storage import write_json_atomic
 
         return write_json_atomic(Path(path), self.to_json())
 
@@ -195,7 +195,7 @@ def check_session_data(data: Any, source: str) -> None:
 def _validator() -> Validator:
     import jsonschema
 
-    from greenroom.tools.schema import schema_for_attrs
+    from greenroom.tools.schema.from_types import schema_for_attrs
 
     schema = {
         "type": "object",
@@ -245,11 +245,11 @@ def held_session(
     """The session at ``path`` (a new one when there is no file), held against every other
     process until the block ends and saved then, whatever ended it.
 
-    A file another process holds raises ``greenroom.storage.FileInUse`` after ``wait``
+    A file another process holds raises ``greenroom._support.storage.FileInUse`` after ``wait``
     seconds (``on_wait`` is told before waiting); a file that cannot be resumed raises
     ``SessionError`` and is not touched. Waiting blocks the calling thread.
     """
-    from greenroom.storage import FileHold
+    from greenroom._support.storage import FileHold
 
     p = Path(path)
     try:

@@ -4,7 +4,7 @@ Two measures: ``chars4`` is the reference formula (c = max(len(compact parameter
 JSON)/4, 10), c_bar = max(len(name)/4, 1)); ``tokens`` uses exact o200k counts of the
 same strings. Savings per tool are max(c - c_bar, 0).
 
-The counts come from ``greenroom.tool_costs``, kept per catalog on disk: a session over a
+The counts come from ``greenroom.tokens.tool_costs``, kept per catalog on disk: a session over a
 known catalog of 100,000 tools tokenizes nothing to place them.
 """
 

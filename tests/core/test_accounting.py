@@ -7,9 +7,9 @@ from __future__ import annotations
 import hashlib
 import random
 
-from greenroom.accounting import RequestAccounting, message_tokens
 from greenroom.models import Message, ModelRequest, SystemSection, ToolCall
-from greenroom.tokens import compact_json, count_tokens, tool_json
+from greenroom.tokens.accounting import RequestAccounting, message_tokens
+from greenroom.tokens.counting import compact_json, count_tokens, tool_json
 from greenroom.tools import ToolDescriptor
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from greenroom.arguments import (
+from greenroom._support.arguments import (
     MAX_ARGUMENT_DEPTH,
     bounded_response,
     json_text,

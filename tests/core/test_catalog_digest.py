@@ -14,8 +14,8 @@ from typing import Any
 import attrs
 import pytest
 
-from greenroom.digest_cache import DigestCache, use_digest_cache, work
-from greenroom.tool_sources import schema_problems
+from greenroom._support.digest_cache import DigestCache, use_digest_cache, work
+from greenroom.build.sources import schema_problems
 from greenroom.tools import ToolDescriptor
 from greenroom.tools.catalog import (
     CatalogError,
@@ -26,7 +26,7 @@ from greenroom.tools.catalog import (
     read_catalog,
     schema_origin,
 )
-from greenroom.tools.schema_problem import SchemaFault
+from greenroom.tools.schema.problem import SchemaFault
 from greenroom.tools.toolset import ToolSet
 
 GOOD = {"type": "object", "properties": {"q": {"type": "string"}}}

@@ -85,9 +85,9 @@ async def test_a_runtime_over_100k_tools_builds_and_runs_a_step(
 SECOND_PROCESS = textwrap.dedent(
     """
     import json, sys
-    from greenroom.digest_cache import default_digest_cache, work
-    from greenroom.tool_costs import COST_FIELDS, tool_costs
-    from greenroom.tool_sources import schema_problems
+    from greenroom._support.digest_cache import default_digest_cache, work
+    from greenroom.tokens.tool_costs import COST_FIELDS, tool_costs
+    from greenroom.build.sources import schema_problems
     from greenroom.tools.catalog import load_catalog
     from greenroom.tools.toolset import ToolSet
 

@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from greenroom.config import ConfigError, load_config
-from greenroom.plugins import Plugin
+from greenroom.plugins.discovery import Plugin
 
 
 @attrs.frozen
@@ -125,7 +125,7 @@ def test_plugin_sections_structure_into_frozen_config(tmp_path) -> None:
 
 
 def test_a_rejected_model_option_is_reported_at_its_own_key(tmp_path, monkeypatch) -> None:
-    from greenroom.compose import build_runtime
+    from greenroom.build.compose import build_runtime
 
     pytest.importorskip("openai")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -138,7 +138,7 @@ def test_a_rejected_model_option_is_reported_at_its_own_key(tmp_path, monkeypatc
 
 def test_paths_resolve_against_the_file_that_set_them(tmp_path) -> None:
     """A team's base config keeps working when an agent's config elsewhere extends it."""
-    from greenroom.compose import build_runtime
+    from greenroom.build.compose import build_runtime
 
     base = tmp_path / "team"
     base.mkdir()

@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from greenroom.checking import check_config
+from greenroom.build.check import check_config
+from greenroom.build.findings import Level
 from greenroom.cli import app
 from greenroom.config import ConfigError, McpServerConfig, load_config
-from greenroom.findings import Level
 
 runner = CliRunner()
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from greenroom import events as ev
-from greenroom.arguments import MAX_ARGUMENT_DEPTH
+from greenroom._support.arguments import MAX_ARGUMENT_DEPTH
 from greenroom.models import Message, ToolCall
-from greenroom.plugins import make_plugin_host
+from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel, ScriptError
 from greenroom.runtime import Runtime
 from greenroom.tools import tool

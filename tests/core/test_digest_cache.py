@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from greenroom.digest_cache import DigestCache, default_digest_cache, use_digest_cache
+from greenroom._support.digest_cache import DigestCache, default_digest_cache, use_digest_cache
 
 
 def builder(value: Any) -> tuple[list[int], Any]:
@@ -137,7 +137,7 @@ def test_the_default_cache_lives_in_the_state_dir_and_a_test_can_swap_it(tmp_pat
 TWO_PROCESSES = textwrap.dedent(
     """
     import json, sys
-    from greenroom.digest_cache import DigestCache
+    from greenroom._support.digest_cache import DigestCache
 
     cache = DigestCache(sys.argv[1])
 

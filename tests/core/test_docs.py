@@ -28,7 +28,7 @@ def test_doc_snippets_match_the_code_they_quote(doc: Path, path: str, body: str)
 
 def test_config_reference_is_generated_from_the_schemas() -> None:
     from greenroom.config.reference import render_reference
-    from greenroom.plugins import discover
+    from greenroom.plugins.discovery import discover
 
     expected = render_reference([r for r in discover() if r.distribution == "greenroom"])
     assert (DOCS / "config.md").read_text() == expected, "run: greenroom config reference > docs/config.md"

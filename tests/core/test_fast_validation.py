@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from greenroom.tools import FunctionTool, ToolDescriptor, fast_validation
-from greenroom.tools.fast_validation import FastValidator, compile_fast, plain_regex
-from greenroom.tools.schema_check import compile_validator, validator_class
+from greenroom.tools import FunctionTool, ToolDescriptor
+from greenroom.tools.schema import fast_validation
+from greenroom.tools.schema.check import compile_validator, validator_class
+from greenroom.tools.schema.fast_validation import FastValidator, compile_fast, plain_regex
 from greenroom.tools.toolset import ToolSet, UnusableToolError, validation_problems
 
 BIG = 2**53

@@ -24,9 +24,9 @@ from greenroom import (
     hookspecs,
     tool,
 )
-from greenroom.compose import build_model
+from greenroom.build.compose import build_model
 from greenroom.models import Message, ModelResponse
-from greenroom.plugins import make_plugin_host
+from greenroom.plugins.discovery import make_plugin_host
 
 
 @tool
@@ -125,7 +125,7 @@ def test_hook_greenroom_cli_commands() -> None:
     def base() -> None:
         typer.echo("base")
 
-    from greenroom.plugins import PluginRecord
+    from greenroom.plugins.discovery import PluginRecord
 
     records = [PluginRecord("p", "d", "1", "p = x:P", cls=P), PluginRecord("bad", "d", "1", "bad = x:Bad", cls=Bad)]
     add_plugin_commands(app, records)

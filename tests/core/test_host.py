@@ -14,8 +14,8 @@ import pluggy
 import pytest
 
 from greenroom import Plugin, PluginHookError, hookimpl
-from greenroom.host import PluginHost, PluginLoadError
-from greenroom.plugins import make_plugin_host
+from greenroom.plugins.discovery import make_plugin_host
+from greenroom.plugins.host import PluginHost, PluginLoadError
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,8 @@ import pytest
 from greenroom import Decision, Plugin, ToolResult, hookimpl, tool
 from greenroom import events as ev
 from greenroom.failures import RunFailure
-from greenroom.limits import InputTooLongError, Truncation, bound_result, check_input
-from greenroom.tokens import count_tokens
+from greenroom.run.limits import InputTooLongError, Truncation, bound_result, check_input
+from greenroom.tokens.counting import count_tokens
 
 LOG_LINES = [
     "2024-05-01T12:00:{:02d}.123Z INFO  worker-{} handled GET /api/v1/items?page={} in {} ms",
@@ -108,7 +108,7 @@ def test_a_limit_too_small_for_the_note_keeps_what_fits_of_the_head() -> None:
 
 @pytest.mark.parametrize("chars", [1_000_000, 5_000_000])
 def test_cutting_reads_about_the_limit_not_the_text(monkeypatch: pytest.MonkeyPatch, chars: int) -> None:
-    from greenroom import tokens
+    from greenroom.tokens import counting as tokens
 
     seen = [0]
     count = tokens._count_piece

@@ -13,8 +13,8 @@ from gr_testutil import DATASETS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from greenroom.tools.schema_check import MAX_SCHEMA_DEPTH, compile_validator, load_problem, meta_schema_problem
-from greenroom.tools.schema_problem import SchemaFault
+from greenroom.tools.schema.check import MAX_SCHEMA_DEPTH, compile_validator, load_problem, meta_schema_problem
+from greenroom.tools.schema.problem import SchemaFault
 
 
 def obj(**props: Any) -> dict[str, Any]:

@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from greenroom import events as ev
+from greenroom._support.storage import FileHold, FileInUse, lock_path, write_json_atomic
 from greenroom.config import load_config
-from greenroom.plugins import Plugin, hookimpl
+from greenroom.plugins.discovery import Plugin, hookimpl
 from greenroom.session import (
     FORMAT,
     Session,
@@ -30,7 +31,6 @@ from greenroom.session import (
     session_path,
 )
 from greenroom.state import Scope, StateRegistry
-from greenroom.storage import FileHold, FileInUse, lock_path, write_json_atomic
 
 
 @attrs.define

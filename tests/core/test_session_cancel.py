@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from greenroom import events as ev
-from greenroom.plugins import Plugin, hookimpl
+from greenroom.plugins.discovery import Plugin, hookimpl
 from greenroom.tools import tool
 
 

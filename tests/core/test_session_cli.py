@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from greenroom._support.storage import FileHold, lock_path
 from greenroom.cli import app
-from greenroom.storage import FileHold, lock_path
 
 runner = CliRunner()
 ENV = {"COLUMNS": "300", "GREENROOM_DISABLE_PLUGIN_AUTOLOAD": "1"}

@@ -11,8 +11,8 @@ from gr_testutil import DATASETS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from greenroom import suggest
-from greenroom.suggest import MAX_SCORED, NameIndex, close_names
+from greenroom.run import suggest
+from greenroom.run.suggest import MAX_SCORED, NameIndex, close_names
 
 GITHUB = [
     "search_issues", "search_code", "search_orgs", "search_pull_requests", "search_repositories",

@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 from gr_testutil import DATASETS
 
-from greenroom import tokens
-from greenroom.tokens import count_tokens, count_tokens_upto, prefix_within, suffix_within
+from greenroom.tokens import counting as tokens
+from greenroom.tokens.counting import count_tokens, count_tokens_upto, prefix_within, suffix_within
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "token_counts.json"
 BUDGETS = (0, 1, 37, 4_000)

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from greenroom import tokens
-from greenroom.tokens import (
+from greenroom.tokens import counting as tokens
+from greenroom.tokens.counting import (
     PIECE_CHARS,
     compact_json,
     count_tokens,

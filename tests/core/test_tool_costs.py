@@ -11,11 +11,11 @@ from typing import Any
 import attrs
 import pytest
 
-from greenroom.accounting import RequestAccounting
-from greenroom.digest_cache import DigestCache, use_digest_cache, work
+from greenroom._support.digest_cache import DigestCache, use_digest_cache, work
 from greenroom.models import ModelRequest, SystemSection
-from greenroom.tokens import count_tokens, parameters_json, tool_json
-from greenroom.tool_costs import COST_FIELDS, LOOSE_BATCH, namespace, tool_cost, tool_costs
+from greenroom.tokens.accounting import RequestAccounting
+from greenroom.tokens.counting import count_tokens, parameters_json, tool_json
+from greenroom.tokens.tool_costs import COST_FIELDS, LOOSE_BATCH, namespace, tool_cost, tool_costs
 from greenroom.tools import ToolDescriptor
 from greenroom.tools.catalog import read_catalog
 

@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 from greenroom import events as ev
 from greenroom.cli import app
 from greenroom.models import Message, ToolCall
-from greenroom.plugins import make_plugin_host
+from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
 from greenroom.tools import FunctionTool, ToolDescriptor, tool
 from greenroom.tools.groups import ToolGroup
-from greenroom.tools.schema_problem import SchemaFault
+from greenroom.tools.schema.problem import SchemaFault
 from greenroom.tools.toolset import ToolSet, UnusableToolError, validation_problems
 
 BROKEN = {

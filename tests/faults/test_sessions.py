@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from greenroom.storage import FileHold, lock_path
+from greenroom._support.storage import FileHold, lock_path
 
 if TYPE_CHECKING:
     from conftest import Bench, Run

@@ -29,13 +29,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from greenroom import CatalogTool, ToolDescriptor, tool
-from greenroom.arguments import parse_json_object
+from greenroom._support.arguments import parse_json_object
 from greenroom.config import AgentConfig
 from greenroom.events import Event, RunFinished, TraceWriter
 from greenroom.models import Message, ModelRequest, ModelResponse, ToolCall
-from greenroom.plugins import make_plugin_host
+from greenroom.plugins.discovery import make_plugin_host
 from greenroom.runtime import Runtime
-from greenroom.tokens import count_tokens
+from greenroom.tokens.counting import count_tokens
 from greenroom.tools.groups import ToolGroup
 from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
 from greenroom_ranking import RankingConfig, SearchRankingPlugin

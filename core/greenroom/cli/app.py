@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 if TYPE_CHECKING:
-    from greenroom.plugins import PluginRecord
+    from greenroom.plugins.discovery import PluginRecord
 
 HOOK = "greenroom_cli_commands"
 
@@ -35,7 +35,7 @@ app = typer.Typer(
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    from greenroom.redact import redact_known
+    from greenroom._support.redact import redact_known
 
     # messages quote user text and install hints like greenroom[openai]: never markup; and
     # text from servers and SDKs, which may echo a key: every secret greenroom knows is masked
@@ -56,7 +56,7 @@ def _load_plugin_commands(target: typer.Typer, records: list[PluginRecord] | Non
     """Who added commands to ``target``, and why each plugin that did not was skipped."""
     import inspect
 
-    from greenroom.plugins import PluginStartError, discover, select_enabled, start
+    from greenroom.plugins.discovery import PluginStartError, discover, select_enabled, start
 
     recs = records if records is not None else discover()
     selection = select_enabled(recs)

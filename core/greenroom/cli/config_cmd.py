@@ -35,7 +35,7 @@ def config_check(
     when only --connect failed (a server or store out of reach), 0 otherwise; warnings
     and notes never fail a check.
     """
-    from greenroom.checking import check_config
+    from greenroom.build.check import check_config
 
     report = check_config(path, connect=connect)
     if report.exit_code == 0:
@@ -67,7 +67,7 @@ def config_schema(
 ) -> None:
     """Print the JSON Schema of a plugin's section, or of the whole config file."""
     from greenroom.config import core_schema
-    from greenroom.plugins import discover
+    from greenroom.plugins.discovery import discover
 
     records = discover()
     healthy = {r.name: r.cls for r in records if r.cls is not None}
@@ -88,7 +88,7 @@ def config_schema(
 def config_reference() -> None:
     """Print the configuration reference (Markdown) generated from every schema."""
     from greenroom.config.reference import render_reference
-    from greenroom.plugins import discover
+    from greenroom.plugins.discovery import discover
 
     records = [r for r in discover() if r.distribution == "greenroom"]  # first-party only: stable
     typer.echo(render_reference(records), nl=False)

@@ -10,11 +10,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from greenroom.context import RunContext
 from greenroom.models import ToolPlacement
+from greenroom.run.context import RunContext
 from greenroom.runtime import Runtime
-from greenroom.tokens import count_tokens
-from greenroom.tool_costs import tool_costs
+from greenroom.tokens.counting import count_tokens
+from greenroom.tokens.tool_costs import tool_costs
 
 
 async def placements(ctx: RunContext) -> dict[str, ToolPlacement]:

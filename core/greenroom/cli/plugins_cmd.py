@@ -17,7 +17,7 @@ from rich.markup import escape
 from greenroom.cli.app import app, console, err_console
 
 if TYPE_CHECKING:
-    from greenroom.plugins import PluginRecord
+    from greenroom.plugins.discovery import PluginRecord
 
 UNUSABLE = "unusable"
 """The status of an installed plugin that cannot work here (a missing extra)."""
@@ -40,7 +40,7 @@ def unusable_reason(record: PluginRecord) -> str | None:
 def plugin_rows(records: list[PluginRecord]) -> list[dict[str, Any]]:
     """One row per plugin. Each healthy plugin is also started once with its default
     config, so a constructor that raises shows here rather than in the next run."""
-    from greenroom.plugins import Status, select_enabled, start_failure
+    from greenroom.plugins.discovery import Status, select_enabled, start_failure
 
     selection = select_enabled(records)
     rows: list[dict[str, Any]] = []
@@ -70,7 +70,7 @@ def plugins_cmd(as_json: Annotated[bool, typer.Option("--json", help="Machine-re
     """List installed plugins: name, distribution, version, hooks, status."""
     from rich.table import Table
 
-    from greenroom.plugins import discover
+    from greenroom.plugins.discovery import discover
 
     rows = plugin_rows(discover())
     if as_json:

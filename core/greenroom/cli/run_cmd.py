@@ -20,14 +20,14 @@ from rich.text import Text
 from greenroom.cli.app import app, console, err_console, fail
 
 if TYPE_CHECKING:
-    from greenroom.storage import FileInUse
+    from greenroom._support.storage import FileInUse
 
 EXIT_IN_USE = 75  # EX_TEMPFAIL (sysexits.h): the session is busy, trying again later may work
 EXIT_CANCELLED = 130  # 128 + SIGINT: what a shell reports for a command ended by Ctrl-C
 
 
 def _build(path: Path, **kw: Any) -> Any:
-    from greenroom.compose import build_runtime
+    from greenroom.build.compose import build_runtime
     from greenroom.config import ConfigError
 
     try:
@@ -100,11 +100,11 @@ def run_cmd(
     import anyio
 
     from greenroom import events as ev
+    from greenroom._support.storage import FileInUse
     from greenroom.cli.live import LiveView
     from greenroom.failures import PluginHookError, first_error
     from greenroom.models import ModelError
     from greenroom.session import SessionError, SessionOwnerError, held_session, session_path
-    from greenroom.storage import FileInUse
 
     bus = ev.EventBus()
     try:

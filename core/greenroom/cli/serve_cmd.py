@@ -51,7 +51,7 @@ def serve_cmd(
 
 
 def _gateway(path: Path, per_client: bool) -> Any:
-    from greenroom.compose import build_runtime
+    from greenroom.build.compose import build_runtime
     from greenroom.config import ConfigError
 
     try:

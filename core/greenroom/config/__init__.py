@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from greenroom._lazy import lazy_exports
+from greenroom._support.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from greenroom.config.errors import ConfigError, ConfigErrors

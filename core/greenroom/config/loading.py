@@ -261,7 +261,7 @@ def _flatten(exc: BaseException, path: str = "") -> list[tuple[BaseException, st
         return out
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         return [(ValueError(f"unknown key(s) {', '.join(sorted(exc.extra_fields))}"), path)]
-    # a validator of a whole list can say which item it rejects (``greenroom.policy``)
+    # a validator of a whole list can say which item it rejects (``greenroom.run.policy``)
     return [(exc, path + getattr(exc, "config_path", ""))]
 
 
@@ -279,7 +279,7 @@ def load_config(
     failed to load to their load error: they may be disabled, but neither enabled nor
     configured, and either is an error that quotes the load error.
     Plugin sections are returned as plain tables in ``plugin_sections``
-    (``greenroom.compose`` structures them into each plugin's config class).
+    (``greenroom.build.compose`` structures them into each plugin's config class).
     """
     merged, origins, files = load_merged(path)
     merged = interpolate(merged, origins, env=env)

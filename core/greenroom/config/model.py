@@ -11,8 +11,8 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
-from greenroom.policy import ToolPolicy
-from greenroom.tools.schema import schema_for_attrs
+from greenroom.run.policy import ToolPolicy
+from greenroom.tools.schema.from_types import schema_for_attrs
 
 if sys.version_info >= (3, 11):
     pass

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from greenroom.config import core_schema
-from greenroom.plugins import PluginRecord
+from greenroom.plugins.discovery import PluginRecord
 
 
 def _type(schema: Mapping[str, Any]) -> str:

@@ -23,17 +23,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from greenroom._lazy import lazy_exports
+from greenroom._support.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from greenroom.mcp.cache import cache_key, cache_path, read_cached_listing, write_cached_listing
     from greenroom.mcp.checks import check_mcp
     from greenroom.mcp.errors import McpError, McpStartError, describe_target
-    from greenroom.mcp.host import McpHost
     from greenroom.mcp.listing import McpListing, McpToolSpec
     from greenroom.mcp.naming import ToolNamer
     from greenroom.mcp.results import to_tool_result
     from greenroom.mcp.server import McpServer
+    from greenroom.mcp.thread import McpHost
     from greenroom.mcp.tool import McpTool
     from greenroom.mcp.toolset import McpToolset, open_mcp_tools
 
@@ -46,7 +46,7 @@ _EXPORTS: dict[str, str] = {
     "McpError": "greenroom.mcp.errors",
     "McpStartError": "greenroom.mcp.errors",
     "describe_target": "greenroom.mcp.errors",
-    "McpHost": "greenroom.mcp.host",
+    "McpHost": "greenroom.mcp.thread",
     "McpListing": "greenroom.mcp.listing",
     "McpToolSpec": "greenroom.mcp.listing",
     "ToolNamer": "greenroom.mcp.naming",

@@ -14,9 +14,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from greenroom._support.storage import state_dir, write_json_atomic
 from greenroom.config import McpServerConfig
 from greenroom.mcp.listing import McpListing, McpToolSpec
-from greenroom.storage import state_dir, write_json_atomic
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """One live session with an MCP server: opened through the SDK (stdio or streamable HTTP),
 listed, held open until told to stop, and explained when it could not be opened.
 
-Everything here runs in the host loop (``greenroom.mcp.host``): the SDK's context
+Everything here runs in the host loop (``greenroom.mcp.thread``): the SDK's context
 managers are entered and exited in the one task ``run_session`` is, and nowhere else.
 """
 
@@ -20,6 +20,7 @@ import anyio
 import attrs
 from anyio.abc import TaskStatus
 
+from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
 from greenroom.mcp.errors import first_error
 from greenroom.mcp.listing import McpListing, McpToolSpec
@@ -32,7 +33,6 @@ from greenroom.mcp.sdk import (
     stdio_client,
     streamable_http_client,
 )
-from greenroom.redact import Redactor
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """MCP errors and the words they use: which server, its command or URL, and the real cause.
 
 Messages name a server by its config name and its command or URL, never by env or
-header values (``greenroom.redact`` removes those from text greenroom did not write).
+header values (``greenroom._support.redact`` removes those from text greenroom did not write).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import sys
 
 import anyio
 
+from greenroom._support.redact import public_url
 from greenroom.config import McpServerConfig
-from greenroom.redact import public_url
 
 if sys.version_info >= (3, 11):
     _BaseExceptionGroup = BaseExceptionGroup  # noqa: F821 - builtin from 3.11

@@ -21,17 +21,17 @@ from typing import Any
 import anyio
 import attrs
 
+from greenroom._support.redact import Redactor, url_secrets
 from greenroom.config import McpServerConfig
 from greenroom.mcp.cache import read_cached_listing, write_cached_listing
 from greenroom.mcp.connection import Connection, list_server, run_session, start_failure_reason
 from greenroom.mcp.errors import McpError, McpStartError, describe_target
-from greenroom.mcp.host import CLOSE_TIMEOUT, McpHost, in_caller_loop
 from greenroom.mcp.listing import McpListing
 from greenroom.mcp.naming import ToolNamer
 from greenroom.mcp.results import to_tool_result
 from greenroom.mcp.sdk import MCPError, mcp_types
+from greenroom.mcp.thread import CLOSE_TIMEOUT, McpHost, in_caller_loop
 from greenroom.mcp.tool import McpTool
-from greenroom.redact import Redactor, url_secrets
 from greenroom.tools import ToolDescriptor, ToolResult
 from greenroom.tools.base import Progress
 

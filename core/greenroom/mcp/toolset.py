@@ -15,10 +15,10 @@ import anyio
 
 from greenroom.config import McpServerConfig
 from greenroom.mcp.errors import McpError, McpStartError
-from greenroom.mcp.host import McpHost
 from greenroom.mcp.naming import MAX_PREFIX, ToolNamer, prefixed_name
 from greenroom.mcp.server import McpServer
-from greenroom.policy import HideReason, ToolPolicy
+from greenroom.mcp.thread import McpHost
+from greenroom.run.policy import HideReason, ToolPolicy
 from greenroom.tools import Tool
 from greenroom.tools.groups import ToolGroup
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import anyio
 import anyio.lowlevel
 
+from greenroom._support.redact import Redactor, public_url, remember_secrets
 from greenroom.config import ConfigError
 from greenroom.models import ModelError, ModelRequest, ModelResponse
 from greenroom.providers._options import (
@@ -33,7 +34,6 @@ from greenroom.providers.errors import (
     ProviderTimeoutError,
     error_for_status,
 )
-from greenroom.redact import Redactor, public_url, remember_secrets
 
 
 def error_detail(body: Any, fallback: str) -> str:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from greenroom.arguments import json_text, nesting_exceeds, parse_json_object
+from greenroom._support.arguments import json_text, nesting_exceeds, parse_json_object
 from greenroom.models import Message, SystemSection
 
 
@@ -63,7 +63,7 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str]:
 
     The raw text is kept so the next request replays exactly what the model wrote, and
     so the runtime's error result can quote it. Arguments nested deeper than
-    ``greenroom.arguments.MAX_ARGUMENT_DEPTH`` come back as None with their text.
+    ``greenroom._support.arguments.MAX_ARGUMENT_DEPTH`` come back as None with their text.
     """
     if isinstance(raw, Mapping):  # some compatible servers send an object, not a string
         if nesting_exceeds(raw):

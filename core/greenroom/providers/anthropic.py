@@ -60,7 +60,7 @@ from greenroom.models import (
     ToolCall,
     Usage,
 )
-from greenroom.plugins import Plugin, hookimpl
+from greenroom.plugins.discovery import Plugin, hookimpl
 from greenroom.providers._common import SDKModel
 from greenroom.providers._messages import ordered_system, paired_messages, parse_arguments
 from greenroom.providers._options import missing_sdk, parse_options

@@ -31,7 +31,7 @@ from typing import Any
 
 from greenroom.config import ConfigError
 from greenroom.models import Message, Model, ModelRequest, ModelResponse, ToolCall, Usage
-from greenroom.plugins import Plugin, hookimpl
+from greenroom.plugins.discovery import Plugin, hookimpl
 from greenroom.providers._common import SDKModel
 from greenroom.providers._messages import ordered_system, paired_messages, parse_arguments
 from greenroom.providers._options import ProviderOptions, missing_sdk, parse_options

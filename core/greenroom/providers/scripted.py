@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from greenroom.arguments import parse_json_object, within_bounds
+from greenroom._support.arguments import parse_json_object, within_bounds
 from greenroom.models import Message, ModelError, ModelRequest, ModelResponse, ToolCall, Usage
-from greenroom.plugins import Plugin, hookimpl
-from greenroom.tokens import compact_json, count_tokens
+from greenroom.plugins.discovery import Plugin, hookimpl
+from greenroom.tokens.counting import compact_json, count_tokens
 
 
 class ScriptError(ModelError):
@@ -54,7 +54,7 @@ def turn_from_record(record: Any, where: str, step: int) -> Message:
 
 def estimate_usage(request: ModelRequest, reply: Message) -> Usage:
     """Exact o200k counts of what was sent and said, as a real provider would report."""
-    from greenroom.tool_costs import tool_costs  # kept per catalog: a step tokenizes no definition again
+    from greenroom.tokens.tool_costs import tool_costs  # kept per catalog: a step tokenizes no definition again
 
     sent = count_tokens(request.system_text)
     sent += sum(tool_costs(request.tools, "definition_tokens"))
@@ -154,7 +154,7 @@ def make_scripted(spec: str, options: Mapping[str, Any]) -> Any:
     if not spec:
         return PolicyModel(echo_policy)
     if ":" in spec and not spec.endswith(".jsonl"):
-        from greenroom.compose import import_ref
+        from greenroom.build.compose import import_ref
 
         return PolicyModel(import_ref(spec, options.get("base_dir", ".")))
     path = Path(spec)

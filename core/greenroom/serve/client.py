@@ -18,11 +18,11 @@ import anyio
 import attrs
 
 from greenroom import events as ev
-from greenroom.calls import ToolCalls
 from greenroom.config import AgentConfig
-from greenroom.context import RunContext, RunOutcome
 from greenroom.models import Message, ModelResponse, RequestDraft, SystemSection, ToolCall
-from greenroom.scoping import keep_in_scope
+from greenroom.run.calls import ToolCalls
+from greenroom.run.context import RunContext, RunOutcome
+from greenroom.run.scope import keep_in_scope
 from greenroom.tools import ToolDescriptor, ToolResult
 
 if TYPE_CHECKING:

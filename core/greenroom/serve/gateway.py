@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from greenroom.calls import ToolCalls
 from greenroom.mcp.sdk import mcp_types
+from greenroom.run.calls import ToolCalls
 from greenroom.serve.client import ClientRun
 from greenroom.serve.results import to_call_result, to_mcp_tool
 from greenroom.serve.upstream import Upstream, mcp_servers

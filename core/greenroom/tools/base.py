@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 import attrs
 
 if TYPE_CHECKING:
-    from greenroom.context import RunContext
+    from greenroom.run.context import RunContext
 
 Deferrable = Literal["never", "automatic", "always"]
 """A tool owner's word on deferral: ``never`` keeps the full schema, ``always`` defers

@@ -8,7 +8,7 @@ benchmarked; executing one returns an error result.
 A loaded catalog knows its digest (of the file's bytes), and each tool's parameter schema
 knows the catalog and the position it came from (``CatalogSchema``). What is costly to
 derive from a catalog of 100,000 tools (schema checks, token counts) is then computed for
-the whole catalog at once and kept on disk under that digest (``greenroom.digest_cache``),
+the whole catalog at once and kept on disk under that digest (``greenroom._support.digest_cache``),
 and found again without serialising a single schema. Schemas stay packed until read
 (``CatalogSchema``): a run parses the ones it sends, and a pass over the whole catalog
 reads each with ``peek_schema``, which keeps nothing.
@@ -146,7 +146,7 @@ def descriptors_digest(descriptors: Iterable[ToolDescriptor]) -> str:
     description, schema, group, deferrable): the key of anything derived from them as a
     whole, a search index say. Descriptors of a catalog file cost a lookup each (a run of
     consecutive entries is one record); others are serialised."""
-    from greenroom.tokens import compact_json
+    from greenroom.tokens.counting import compact_json
 
     h = hashlib.blake2b(digest_size=20)
     run: list[Any] = []  # [catalog, first index, last index]

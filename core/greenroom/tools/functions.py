@@ -13,7 +13,7 @@ import anyio.to_thread
 import attrs
 
 from greenroom.tools.base import Deferrable, ToolCallContext, ToolDescriptor
-from greenroom.tools.schema import parse_docstring, schema_for_signature
+from greenroom.tools.schema.from_types import parse_docstring, schema_for_signature
 
 
 class FunctionTool:

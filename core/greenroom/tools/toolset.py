@@ -15,12 +15,12 @@ from typing import Any
 
 import jsonschema
 
-from greenroom.memo import IdentityMemo
+from greenroom._support.memo import IdentityMemo
 from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.catalog import schema_origin
-from greenroom.tools.fast_validation import FastValidator, compile_fast
-from greenroom.tools.schema_check import catalog_problems, compile_validator, load_problem, meta_schema_problem
-from greenroom.tools.schema_problem import SchemaFault, SchemaProblem
+from greenroom.tools.schema.check import catalog_problems, compile_validator, load_problem, meta_schema_problem
+from greenroom.tools.schema.fast_validation import FastValidator, compile_fast
+from greenroom.tools.schema.problem import SchemaFault, SchemaProblem
 
 
 class DuplicateToolError(ValueError):

@@ -17,7 +17,7 @@ pytest.importorskip("mcp_types", reason="needs the MCP SDK 2.x: pip install 'gre
 
 from greenroom.config import McpServerConfig
 from greenroom.mcp import McpServer, McpToolset, open_mcp_tools, read_cached_listing
-from greenroom.plugins import make_plugin_host
+from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
 from greenroom.tools import ToolCallContext

@@ -42,7 +42,7 @@ try:
 except ImportError as exc:
     out["import"] = str(exc)
 
-from greenroom.compose import build_runtime
+from greenroom.build.compose import build_runtime
 from greenroom.config import ConfigError
 
 try:

@@ -12,7 +12,7 @@ import pytest
 from greenroom import events as ev
 from greenroom.config import McpServerConfig
 from greenroom.mcp import McpListing, McpToolset, McpToolSpec, write_cached_listing
-from greenroom.plugins import make_plugin_host
+from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
 

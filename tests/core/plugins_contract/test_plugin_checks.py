@@ -14,7 +14,7 @@ import pytest
 
 import greenroom.hookspecs as core_hookspecs
 from greenroom import Plugin, hookimpl, hookspec
-from greenroom.plugin_checks import (
+from greenroom.plugins.checks import (
     FailureKind,
     add_hookspecs,
     check_config_class,
@@ -22,7 +22,7 @@ from greenroom.plugin_checks import (
     check_plugin_class,
     core_catalog,
 )
-from greenroom.plugins import PluginRecord, discover, make_plugin_host
+from greenroom.plugins.discovery import PluginRecord, discover, make_plugin_host
 
 
 def problems_of(cls: type) -> list[tuple[FailureKind, str | None, str]]:

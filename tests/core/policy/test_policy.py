@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from policy_harness import ProbingModel, marks, write_config
 from typer.testing import CliRunner
 
+from greenroom._support.globs import could_match_prefixed, matches, matches_every_prefixed
 from greenroom.cli import app
-from greenroom.globs import could_match_prefixed, matches, matches_every_prefixed
-from greenroom.policy import HiddenBy, ToolPolicy
+from greenroom.run.policy import HiddenBy, ToolPolicy
 
 pytest.importorskip("mcp", reason="drives a real MCP server")
 runner = CliRunner()

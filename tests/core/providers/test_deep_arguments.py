@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from fake_llm_server import FakeLLMServer, Reply, chat_completion, openai_tool_call
 
-from greenroom.arguments import MAX_ARGUMENT_DEPTH
-from greenroom.plugins import make_plugin_host
+from greenroom._support.arguments import MAX_ARGUMENT_DEPTH
+from greenroom.plugins.discovery import make_plugin_host
 from greenroom.runtime import Runtime
 from greenroom.tools import tool
 

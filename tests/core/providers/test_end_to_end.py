@@ -27,9 +27,9 @@ from fake_llm_server import (
     top_level_raw,
 )
 
-from greenroom.compose import build_model
+from greenroom.build.compose import build_model
 from greenroom.config import AgentConfig
-from greenroom.plugins import discover, make_plugin_host
+from greenroom.plugins.discovery import discover, make_plugin_host
 from greenroom.providers.anthropic import AnthropicProvider
 from greenroom.providers.openai import OpenAIProvider
 from greenroom.runtime import Runtime

@@ -25,11 +25,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from greenroom._support.redact import Redactor, redact_known, remember_secrets
 from greenroom.cli import app
 from greenroom.cli.app import fail
 from greenroom.models import Message, ModelRequest
 from greenroom.providers import ProviderAuthError, ProviderError, ProviderResponseError, ProviderServerError
-from greenroom.redact import Redactor, redact_known, remember_secrets
 
 KEY = "sk-live-0123456789abcdefSECRET"
 REQUEST = ModelRequest(system=(), tools=(), messages=(Message("user", "hi"),))

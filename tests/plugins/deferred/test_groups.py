@@ -10,7 +10,7 @@ import pytest
 
 from greenroom import ToolDescriptor, tool
 from greenroom.config import AgentConfig
-from greenroom.plugins import make_plugin_host
+from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
 from greenroom.tools.groups import ToolGroup
@@ -210,7 +210,7 @@ async def test_inject_strategy_adds_loaded_group_tools_to_the_tools_array() -> N
 
 @pytest.mark.anyio
 async def test_groups_from_config_with_a_python_loader(tmp_path) -> None:
-    from greenroom.compose import build_runtime
+    from greenroom.build.compose import build_runtime
 
     (tmp_path / "weather.py").write_text(
         "from greenroom import tool\n\n"
@@ -227,7 +227,7 @@ async def test_groups_from_config_with_a_python_loader(tmp_path) -> None:
         "[plugins.deferred-tools]\nenabled = true\n"
     )
     turns = [call("forecast", {"city": "Oslo"}), {"text": "ok"}]
-    from greenroom.plugins import discover
+    from greenroom.plugins.discovery import discover
 
     records = [r for r in discover() if r.name == "deferred-tools"]
     rt = build_runtime(tmp_path / "agent.toml", model=ScriptedModel(turns), records=records)

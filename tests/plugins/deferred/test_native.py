@@ -15,7 +15,7 @@ from greenroom import ToolDescriptor, ToolPriors, hookimpl, tool
 from greenroom import events as ev
 from greenroom.config import AgentConfig
 from greenroom.models import HostedSearch, Message, ModelRequest, ModelResponse, supports_native_tool_search
-from greenroom.plugins import Plugin, make_plugin_host
+from greenroom.plugins.discovery import Plugin, make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom.runtime import Runtime
 from greenroom.tools.groups import ToolGroup

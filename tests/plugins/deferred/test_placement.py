@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from greenroom import ToolDescriptor
+from greenroom._support.globs import GlobError, check_glob, matches
 from greenroom.config import ConfigError, load_config
-from greenroom.globs import GlobError, check_glob, matches
 from greenroom.tools import CatalogTool
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin, Placement, PlacementSource, Rule
 
@@ -52,8 +52,8 @@ def test_bad_globs_are_rejected(bad: str) -> None:
 
 
 def test_bad_glob_in_config_names_the_rule(tmp_path) -> None:
-    from greenroom.compose import plugin_configs
-    from greenroom.plugins import PluginRecord
+    from greenroom.build.compose import plugin_configs
+    from greenroom.plugins.discovery import PluginRecord
 
     cfg_file = tmp_path / "a.toml"
     cfg_file.write_text(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from greenroom import AgentConfig, EventBus, Plugin, Runtime
-from greenroom.plugins import make_plugin_host
+from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom_priors import MemoryStore, PriorsConfig, PriorsPlugin
 

@@ -136,7 +136,7 @@ def test_store_from_config_file_relative_to_it(app: typer.Typer, tmp_path: Path)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["tools"][0]["tool"] == "t"
 
-    from greenroom.compose import build_runtime
+    from greenroom.build.compose import build_runtime
 
     rt = build_runtime(other / "agent.toml")
     plugin = rt.host.plugin("priors-persistence")

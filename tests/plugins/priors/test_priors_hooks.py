@@ -12,7 +12,7 @@ import pytest
 from gr_testutil import env_with_path, pip_install
 
 from greenroom import Plugin, hookimpl, hookspecs, make_plugin_host
-from greenroom.plugins import AUTOLOAD_ENV
+from greenroom.plugins.discovery import AUTOLOAD_ENV
 from greenroom_priors import PriorsPlugin
 from greenroom_priors.stores import merge_factories
 

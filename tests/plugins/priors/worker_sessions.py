@@ -10,7 +10,7 @@ from priors_testutil import alpha, beta  # this script's folder is first on sys.
 
 from greenroom import AgentConfig, Runtime
 from greenroom.models import ModelRequest
-from greenroom.plugins import make_plugin_host
+from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import PolicyModel
 from greenroom_priors import PriorsConfig, PriorsPlugin
 

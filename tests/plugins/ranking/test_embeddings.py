@@ -160,7 +160,7 @@ async def test_tool_search_in_a_run_uses_the_hybrid_preset(home: Path) -> None:
     """Through the runtime: the model's ToolSearch reaches the embedding ranker (run in a
     worker thread) and the paraphrased tool comes back with its schema."""
     from greenroom.config import AgentConfig
-    from greenroom.plugins import make_plugin_host
+    from greenroom.plugins.discovery import make_plugin_host
     from greenroom.providers.scripted import ScriptedModel
     from greenroom.runtime import Runtime
     from greenroom.tools import CatalogTool

@@ -23,7 +23,7 @@ PROBE = """
 import json
 import anyio
 from greenroom import Runtime, SearchQuery, ToolDescriptor, FunctionTool, make_plugin_host
-from greenroom.plugins import discover
+from greenroom.plugins.discovery import discover
 from greenroom.providers.scripted import ScriptedModel
 
 CATALOG = [

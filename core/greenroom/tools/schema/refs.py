@@ -16,7 +16,7 @@ import referencing
 import referencing.exceptions
 from jsonschema_specifications import REGISTRY as DIALECTS
 
-from greenroom.tools.schema_problem import Path, SchemaFault, SchemaProblem, Scopes, pointer
+from greenroom.tools.schema.problem import Path, SchemaFault, SchemaProblem, Scopes, pointer
 
 # keywords whose subschemas apply to the same value as the schema that holds them
 _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")

@@ -1,7 +1,7 @@
 """Build a runtime from a config file: plugins, their configs, tools and the model.
 
 ``greenroom run`` and ``greenroom config check`` share this build: a check passes a
-``Findings``, so nothing starts and every problem is recorded (``greenroom.checking``).
+``Findings``, so nothing starts and every problem is recorded (``greenroom.build.check``).
 """
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from greenroom.build.findings import Findings, Level
+from greenroom.build.sources import as_tools, build_groups, build_mcp, build_tools, import_ref
 from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig, load_config, structure_plugin_config
 from greenroom.events import EventBus
-from greenroom.findings import Findings, Level
 from greenroom.mcp.checks import check_mcp
 from greenroom.models import Model, ModelError, ModelRequest, ModelResponse, ProviderFactory
-from greenroom.plugins import (
+from greenroom.plugins.discovery import (
     Plugin,
     PluginHost,
     PluginRecord,
@@ -27,7 +28,6 @@ from greenroom.plugins import (
 )
 from greenroom.providers.errors import MissingExtraError, ProviderSetupError
 from greenroom.runtime import Runtime
-from greenroom.tool_sources import as_tools, build_groups, build_mcp, build_tools, import_ref
 from greenroom.tools import FunctionTool, Tool
 from greenroom.tools.groups import ToolGroup
 from greenroom.tools.toolset import DuplicateToolError

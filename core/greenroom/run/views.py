@@ -15,7 +15,7 @@ import attrs
 
 from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.groups import ToolGroup
-from greenroom.tools.schema_problem import SchemaProblem
+from greenroom.tools.schema.problem import SchemaProblem
 from greenroom.tools.toolset import ToolSet
 
 

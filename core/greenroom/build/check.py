@@ -16,11 +16,11 @@ from pathlib import Path
 import anyio
 import attrs
 
+from greenroom.build.findings import Findings, Level
 from greenroom.config import ConfigError, RuntimeConfig
 from greenroom.events import Event, EventBus, PluginWarning
 from greenroom.failures import PluginHookError
-from greenroom.findings import Findings, Level
-from greenroom.plugins import PluginRecord
+from greenroom.plugins.discovery import PluginRecord
 from greenroom.runtime import Runtime
 
 
@@ -51,7 +51,7 @@ def check_config(
     path: str | Path, *, connect: bool = False, records: Sequence[PluginRecord] | None = None
 ) -> CheckReport:
     """Build the runtime of ``path`` as a run would, record every problem, close it."""
-    from greenroom.compose import build_runtime
+    from greenroom.build.compose import build_runtime
 
     findings = Findings(connect=connect)
     bus = EventBus()

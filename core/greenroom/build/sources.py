@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from greenroom.build.findings import Findings, Level
 from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig
-from greenroom.findings import Findings, Level
 from greenroom.mcp.checks import check_mcp
 from greenroom.tools import Tool, ToolDescriptor, tool
 from greenroom.tools.catalog import CatalogError, load_catalog, schema_origin
 from greenroom.tools.groups import ToolGroup
-from greenroom.tools.schema_check import catalog_problems, full_problem
-from greenroom.tools.schema_problem import SchemaProblem
+from greenroom.tools.schema.check import catalog_problems, full_problem
+from greenroom.tools.schema.problem import SchemaProblem
 
 if TYPE_CHECKING:
     from greenroom.mcp import McpToolset

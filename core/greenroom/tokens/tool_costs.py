@@ -19,9 +19,9 @@ from typing import Any, Literal, get_args
 
 import attrs
 
-from greenroom.digest_cache import DigestCache, default_digest_cache, work
-from greenroom.memo import IdentityMemo
-from greenroom.tokens import ENCODING, count_tokens, parameters_json, tool_json
+from greenroom._support.digest_cache import DigestCache, default_digest_cache, work
+from greenroom._support.memo import IdentityMemo
+from greenroom.tokens.counting import ENCODING, count_tokens, parameters_json, tool_json
 from greenroom.tools import ToolDescriptor
 from greenroom.tools.catalog import CatalogFile, catalog_entry, peek_schema
 

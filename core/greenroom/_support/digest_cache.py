@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from filelock import FileLock, Timeout
 
-from greenroom.storage import json_utf8, state_dir
+from greenroom._support.storage import json_utf8, state_dir
 
 T = TypeVar("T")
 

@@ -2,7 +2,7 @@
 messages, and the hash of the cacheable prefix (tools + stable system text).
 
 Accounting only describes a request, so it never raises on what it describes: texts of
-any size are counted (``greenroom.tokens`` counts long ones in pieces), arguments nested
+any size are counted (``greenroom.tokens.counting`` counts long ones in pieces), arguments nested
 past the json module's recursion are rendered by a loop, and text that is not valid
 UTF-8 (a lone surrogate from a server's JSON) is hashed byte for byte.
 """
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from greenroom import events as ev
-from greenroom.memo import IdentityMemo
+from greenroom._support.memo import IdentityMemo
 from greenroom.models import Message, ModelRequest
-from greenroom.tokens import compact_json, count_tokens, tool_json
-from greenroom.tool_costs import tool_costs
+from greenroom.tokens.counting import compact_json, count_tokens, tool_json
+from greenroom.tokens.tool_costs import tool_costs
 from greenroom.tools import ToolDescriptor
 
 

@@ -14,7 +14,7 @@ count stays exact.
 
 The encoder is bpe_openai's compiled Rust core, loaded on its own (about 0.05 s): the
 package's Python layer reads and tables every vocabulary when imported (about 0.5 s and
-140 MB), for a tiktoken interface greenroom does not use. ``greenroom.encoder`` keeps that
+140 MB), for a tiktoken interface greenroom does not use. ``greenroom.tokens.encoder`` keeps that
 layer's counting rules (its limits, its repair of lone surrogates), so counts are the same.
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from greenroom.encoder import WHOLE_CHARS, Encoder
+from greenroom.tokens.encoder import WHOLE_CHARS, Encoder
 from greenroom.tools import ToolDescriptor
 
 ENCODING = "o200k_base"

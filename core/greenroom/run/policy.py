@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from greenroom.globs import GlobError, check_glob, could_match_prefixed, matches_any, matches_every_prefixed
+from greenroom._support.globs import GlobError, check_glob, could_match_prefixed, matches_any, matches_every_prefixed
 
 
 def _globs(instance: Any, attribute: Any, value: tuple[str, ...]) -> None:

@@ -13,8 +13,8 @@ from greenroom import events as ev
 from greenroom.config import AgentConfig
 from greenroom.failures import RunFailure
 from greenroom.models import Usage, supports_native_tool_search
-from greenroom.policy import ToolScope
-from greenroom.scoped import Catalog, GroupView, ScopedTools, group_views
+from greenroom.run.policy import ToolScope
+from greenroom.run.views import Catalog, GroupView, ScopedTools, group_views
 from greenroom.search import Ranking, ScoredTool, SearchQuery
 from greenroom.state import (
     Scope,

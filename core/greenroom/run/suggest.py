@@ -39,7 +39,7 @@ from difflib import SequenceMatcher
 from itertools import permutations
 from operator import itemgetter
 
-from greenroom.memo import IdentityMemo
+from greenroom._support.memo import IdentityMemo
 from greenroom.tools import ToolDescriptor
 
 MAX_NAME = 128

@@ -2,7 +2,7 @@
 (its head and tail kept, with a note the model reads), and a user input over ``[agent]
 max_input_tokens`` is refused before any model call.
 
-Both use bounded counts (``greenroom.tokens.count_tokens_upto`` and the token-bounded
+Both use bounded counts (``greenroom.tokens.counting.count_tokens_upto`` and the token-bounded
 prefix and suffix): the work grows with the limit, never with the text, so a 5 MB result
 costs about what a result just over the limit does.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import attrs
 
-from greenroom.tokens import count_tokens_upto, prefix_within, suffix_within, surely_within
+from greenroom.tokens.counting import count_tokens_upto, prefix_within, suffix_within, surely_within
 from greenroom.tools import ToolResult
 
 NOTE_TOKENS = 200

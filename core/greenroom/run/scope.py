@@ -1,5 +1,5 @@
 """Working out a run's scope: the config's policy over every tool source, then the
-``greenroom_hidden_tools`` hook over the same universe (``greenroom.policy``).
+``greenroom_hidden_tools`` hook over the same universe (``greenroom.run.policy``).
 
 The universe is every tool a model could reach: loaded tools, and the tools groups and
 MCP servers declare before they load (catalogs, cached listings). A group whose tools
@@ -16,13 +16,13 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from greenroom.models import RequestDraft
-from greenroom.policy import HiddenBy, HideReason, ToolPolicy
-from greenroom.scoped import known_tools
+from greenroom.run.policy import HiddenBy, HideReason, ToolPolicy
+from greenroom.run.views import known_tools
 from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.groups import ToolGroup
 
 if TYPE_CHECKING:
-    from greenroom.context import RunContext
+    from greenroom.run.context import RunContext
     from greenroom.runtime import Runtime
 
 log = logging.getLogger("greenroom")

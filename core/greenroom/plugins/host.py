@@ -4,7 +4,7 @@ Every call goes through pluggy's own call loop, so order (tryfirst, trylast, las
 registered first), firstresult and old- and new-style wrappers behave as pluggy documents.
 A hook with no ``async def`` implementation is a plain pluggy call. A hook with one is
 called so that each async implementation finishes before pluggy calls the next, and
-wrappers see and change finished answers (``greenroom.hookcall``).
+wrappers see and change finished answers (``greenroom.plugins.calling``).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import pluggy
 
 from greenroom import hookspecs
 from greenroom.failures import PluginHookError
-from greenroom.hookcall import Owner, attributing, call_in_passes, collecting, is_async, wrap
+from greenroom.plugins.calling import Owner, attributing, call_in_passes, collecting, is_async, wrap
 
 if TYPE_CHECKING:
-    from greenroom.plugins import PluginRecord
+    from greenroom.plugins.discovery import PluginRecord
 
 
 class PluginLoadError(Exception):

@@ -32,10 +32,10 @@ import jsonschema
 import referencing.jsonschema
 from jsonschema_specifications import REGISTRY as DIALECTS
 
-from greenroom.digest_cache import DigestCache, default_digest_cache, work
+from greenroom._support.digest_cache import DigestCache, default_digest_cache, work
 from greenroom.tools.catalog import CatalogFile, peek_schema
-from greenroom.tools.schema_problem import Path, SchemaFault, SchemaProblem, Scopes, pointer
-from greenroom.tools.schema_refs import Reference, reference_problem
+from greenroom.tools.schema.problem import Path, SchemaFault, SchemaProblem, Scopes, pointer
+from greenroom.tools.schema.refs import Reference, reference_problem
 
 MAX_SCHEMA_DEPTH = 64
 """Levels of subschemas a parameter schema may have; validating deeper ones can run

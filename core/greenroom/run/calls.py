@@ -15,7 +15,7 @@ emitted, and the run goes on. Anything else that fails from resolve to the resul
 ``InternalError`` event whose traceback stays in the trace (an event listener that fails,
 a trace on a full disk say, still ends the run: what happens could not be recorded).
 Every result, whatever produced it, is cut to ``[agent] max_result_tokens``
-(``greenroom.limits``).
+(``greenroom.run.limits``).
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ import anyio
 import attrs
 
 from greenroom import events as ev
-from greenroom.arguments import nested_too_deeply, too_deep_message, within_bounds
-from greenroom.context import RunContext
+from greenroom._support.arguments import nested_too_deeply, too_deep_message, within_bounds
 from greenroom.failures import PluginHookError, first_error
-from greenroom.limits import bound_result
 from greenroom.models import Message, ToolCall
+from greenroom.run.context import RunContext
+from greenroom.run.limits import bound_result
 from greenroom.tools import Tool, ToolCallContext, ToolResult
 from greenroom.tools.base import progress_listener
 from greenroom.tools.toolset import (
@@ -282,7 +282,7 @@ class HookTimeout(Exception):
 
 
 def _unknown_tool_message(ctx: RunContext, name: str) -> str:
-    from greenroom.suggest import close_in  # loaded on the first unknown name only
+    from greenroom.run.suggest import close_in  # loaded on the first unknown name only
 
     catalog = ctx.catalog()  # what the agent may use, group tools not loaded yet included
     close = close_in(catalog, name, n=3)

@@ -2,7 +2,7 @@
 
 Built-in plugins are found exactly like third-party ones: through the entry-point group
 ``greenroom.plugins``. Discovery works like flake8's plugin finder: list the entry points,
-load each in its own try, validate every loaded class (``greenroom.plugin_checks``), and
+load each in its own try, validate every loaded class (``greenroom.plugins.checks``), and
 return one immutable ``PluginRecord`` per plugin, healthy or failed with a ``LoadFailure``.
 Which plugins a runtime uses is a ``Selection`` computed from the records and the config;
 the host is built by ``make_plugin_host`` and passed in, nothing is created at import time.
@@ -23,8 +23,7 @@ import pluggy
 
 from greenroom import hookspecs
 from greenroom.failures import PluginHookError as PluginHookError  # re-exported: it was defined here before
-from greenroom.host import PluginHost, PluginLoadError
-from greenroom.plugin_checks import (
+from greenroom.plugins.checks import (
     FailureKind,
     Problem,
     SpecCatalog,
@@ -33,7 +32,8 @@ from greenroom.plugin_checks import (
     check_plugin_class,
     core_catalog,
 )
-from greenroom.tools.schema import schema_for_attrs
+from greenroom.plugins.host import PluginHost, PluginLoadError
+from greenroom.tools.schema.from_types import schema_for_attrs
 
 ENTRY_POINT_GROUP = "greenroom.plugins"
 AUTOLOAD_ENV = "GREENROOM_DISABLE_PLUGIN_AUTOLOAD"
