@@ -1,1 +1,2 @@
-"""Private support code: lazy exports, memos, on-disk caches, safe files, redaction, globs, bounded arguments."""
+"""Private support code: lazy exports, memos, on-disk caches, safe files, redaction,
+globs, bounded arguments."""

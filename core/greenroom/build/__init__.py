@@ -1,1 +1,2 @@
-"""Building a runtime from a config file: its tool sources, its plugins and model, and checking a config without running it."""
+"""Building a runtime from a config file: its tool sources, its plugins and its model,
+and checking a config without running it."""

@@ -1,1 +1,2 @@
-"""Token counts: the o200k encoder, counting texts and tool definitions, and the accounting of whole requests."""
+"""Token counts: the o200k encoder, counting texts and tool definitions, and the
+accounting of whole requests."""
