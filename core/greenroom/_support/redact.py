@@ -7,10 +7,16 @@ client's key) in that source's text. Values that are secrets wherever they appea
 key) are also remembered process-wide with ``remember_secrets``, so text that reaches the
 user by another road (an error the CLI prints) is cleaned by ``redact_known``. An env value
 is not remembered so: it may be an ordinary word or path that other messages quote.
+
+``Secrets`` is the set a run masks its tool results and errors with: it remembers each value
+with the forms a server echoes it in (base64, as inside a Basic ``Authorization`` header, and
+URL-encoded) and masks them all in one pass of one compiled pattern.
 """
 
 from __future__ import annotations
 
+import base64
+import re
 import threading
 import urllib.parse
 from collections.abc import Iterable
@@ -97,4 +103,166 @@ class Redactor:
         return _mask(text, _longest_first(self._values | _known_values()))
 
 
-__all__ = ["MASK", "Redactor", "public_url", "redact_known", "remember_secrets", "url_secrets"]
+# A base64 run shorter than this, cut out of a longer encoding, could be anybody's text.
+_MIN_B64_CORE = 8
+_URLSAFE = str.maketrans("+/", "-_")
+
+
+def _b64_cores(raw: bytes) -> set[str]:
+    """The base64 characters that encode ``raw`` wherever it sits in longer encoded bytes:
+    one run per alignment (0, 1 or 2 bytes before it), without the characters that also
+    carry bits of the neighbours. ``user:token`` inside a Basic header, encoded along with
+    text around it, still shows one of these runs."""
+    cores: set[str] = set()
+    for lead in range(3):
+        encoded = base64.b64encode(bytes(lead) + raw).decode("ascii").rstrip("=")
+        first = -(-8 * lead // 6)  # the first character made of the value's bits only
+        last = 8 * (lead + len(raw)) // 6  # characters before this one are whole
+        core = encoded[first:last]
+        if len(core) >= _MIN_B64_CORE:
+            cores.add(core)
+    return cores
+
+
+def secret_forms(value: str) -> set[str]:
+    """``value`` and the forms a server may echo it in: its base64 (standard and URL-safe,
+    whole with padding and as the runs that encode it inside longer base64, such as a
+    Basic header's ``user:password``) and its URL-encoded forms."""
+    raw = value.encode("utf-8")
+    forms = {value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value, safe="")}
+    b64 = {base64.b64encode(raw).decode("ascii"), *_b64_cores(raw)}
+    forms |= b64 | {f.translate(_URLSAFE) for f in b64}
+    return {f for f in forms if len(f) >= _MIN_SECRET}
+
+
+def _trie_source(forms: Iterable[str]) -> str:
+    # A trie as one pattern: at each character the engine follows one branch, so a
+    # megabyte is scanned once instead of once per form. A branch is tried before the
+    # form that ends there, so the longest form at a position wins.
+    root: dict[str, dict] = {}
+    for form in forms:
+        node = root
+        for ch in form:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def source(node: dict[str, dict]) -> str:
+        branches = []
+        for ch, child in sorted(node.items()):
+            if not ch:
+                continue
+            run = [ch]
+            while len(child) == 1 and "" not in child:  # a chain without branches or ends
+                ((ch, child),) = child.items()
+                run.append(ch)
+            branches.append(re.escape("".join(run)) + source(child))
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return source(root)
+
+
+def _compile(forms: set[str]) -> re.Pattern[str]:
+    try:
+        return re.compile(_trie_source(forms))
+    except (RecursionError, re.error):  # pragma: no cover - thousands of nested prefixes
+        return re.compile("|".join(map(re.escape, sorted(forms, key=lambda f: (-len(f), f)))))
+
+
+class Secrets:
+    """The secret values one run (or one source) must never show, in every form a server
+    echoes them in. ``mask`` replaces each remembered form with ``***`` (longest first, so a
+    secret containing another goes whole) through one compiled pattern, rebuilt only when
+    the set changes; it is safe to share between threads."""
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        self._values: set[str] = set()
+        self._forms: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self._lock = threading.Lock()
+        for value in values:
+            self.add(value)
+
+    def add(self, value: str) -> None:
+        """Remember ``value`` (ignored when shorter than 4 characters) with its base64 and
+        URL-encoded forms. A ``user:password`` pair is remembered as the pair (so its base64,
+        as in a Basic header, is masked) and its password alone."""
+        if not isinstance(value, str) or len(value) < _MIN_SECRET:
+            return
+        fresh = {value}
+        user, sep, password = value.partition(":")
+        if sep and user and len(password) >= _MIN_SECRET and "/" not in value:
+            fresh.add(password)
+        with self._lock:
+            fresh -= self._values
+            if not fresh:
+                return
+            self._values |= fresh
+            for one in fresh:
+                self._forms |= secret_forms(one)
+            self._pattern = None
+
+    def add_all(self, values: Iterable[str]) -> None:
+        """``add`` each of ``values``."""
+        for value in values:
+            self.add(value)
+
+    def merge(self, other: Secrets) -> None:
+        """Remember every secret ``other`` knows too."""
+        if other is self:
+            return
+        with other._lock:
+            values = set(other._values)
+        self.add_all(values)
+
+    def values(self) -> frozenset[str]:
+        """The secrets as added (without their encoded forms)."""
+        with self._lock:
+            return frozenset(self._values)
+
+    def _compiled(self) -> re.Pattern[str] | None:
+        with self._lock:
+            if self._pattern is None and self._forms:
+                self._pattern = _compile(self._forms)
+            return self._pattern
+
+    def mask(self, text: str) -> str:
+        """``text`` with every remembered form of every secret replaced by ``***``."""
+        pattern = self._compiled()
+        if pattern is None or not text:
+            return text
+        # a replacement may join its neighbours into another form ("ab" + "***" + "cd"
+        # when a secret holds "***"); each pass shortens the text, so this ends
+        for _ in range(8):
+            text, count = pattern.subn(MASK, text)
+            if not count or pattern.search(text) is None:
+                break
+        return text
+
+    def __call__(self, text: str) -> str:
+        return self.mask(text)
+
+    def __bool__(self) -> bool:
+        with self._lock:
+            return bool(self._values)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._values)
+
+    def __repr__(self) -> str:  # never the values themselves
+        return f"Secrets({len(self)} known)"
+
+
+__all__ = [
+    "MASK",
+    "Redactor",
+    "Secrets",
+    "public_url",
+    "redact_known",
+    "remember_secrets",
+    "secret_forms",
+    "url_secrets",
+]
