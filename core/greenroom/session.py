@@ -108,7 +108,8 @@ class Session:
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write the session atomically (a crash mid-save keeps the previous file), 0600."""
+        """Write the session atomically (a crash mid-save keeps the previous file), 0600;
+        a ``path`` that is a symbolic link is written through (the link stays a link)."""
         from greenroom._support.storage import write_json_atomic
 
         return write_json_atomic(Path(path), self.to_json())

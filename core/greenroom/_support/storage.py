@@ -41,16 +41,19 @@ def write_json_atomic(path: Path, data: Any) -> Path:
     """Write JSON so that a crash at any moment leaves the old file or the new one.
 
     The file is readable by its owner only (0600): sessions, caches and stores hold
-    conversations and tool output, which are nobody else's business."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    conversations and tool output, which are nobody else's business. A ``path`` that is a
+    symbolic link is written through: the file it points to is replaced (created when
+    missing), and the link stays a link."""
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
     # mkstemp creates the file 0600, and os.replace keeps the mode of the file it moves
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(json_utf8(data, indent=1, sort_keys=True))
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

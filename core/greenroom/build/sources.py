@@ -33,7 +33,10 @@ if TYPE_CHECKING:
 
 
 def import_ref(ref: str, base_dir: str | Path = ".") -> Any:
-    """Resolve ``package.module:attr`` or ``path/to/file.py:attr``."""
+    """Resolve ``package.module:attr`` or ``path/to/file.py:attr``.
+
+    A module that calls ``sys.exit`` while it is imported is a ``ConfigError`` naming the
+    reference, not the end of the process (which would exit quietly, often with status 0)."""
     if ":" not in ref:
         raise ConfigError(f"expected 'module:attribute', got {ref!r}")
     mod_name, _, attr = ref.rpartition(":")
@@ -50,14 +53,18 @@ def import_ref(ref: str, base_dir: str | Path = ".") -> Any:
             sys.modules[key] = module
             try:
                 spec.loader.exec_module(module)
-            except BaseException:
+            except BaseException as exc:
                 del sys.modules[key]  # a half-run module must not be found next time
+                if isinstance(exc, SystemExit):
+                    raise _exited(ref, mod_name, exc) from None
                 raise
     else:
         try:
             module = importlib.import_module(mod_name)
         except ImportError as exc:
             raise ConfigError(f"{ref!r}: cannot import {mod_name}: {exc}") from None
+        except SystemExit as exc:
+            raise _exited(ref, mod_name, exc) from None
     obj: Any = module
     for part in attr.split("."):
         try:
@@ -65,6 +72,11 @@ def import_ref(ref: str, base_dir: str | Path = ".") -> Any:
         except AttributeError:
             raise ConfigError(f"{ref!r}: {mod_name} has no attribute {attr!r}") from None
     return obj
+
+
+def _exited(ref: str, module: str, exc: SystemExit) -> ConfigError:
+    status = "" if exc.code is None else repr(exc.code)
+    return ConfigError(f"{ref!r}: importing {module} called sys.exit({status}); a tool module must not exit")
 
 
 def as_tools(obj: Any, ref: str) -> list[Tool]:

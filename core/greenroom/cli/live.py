@@ -9,6 +9,9 @@ ellipsis, so a long tool argument or result never wraps into the next line (the
 model's answer alone is printed whole). Events put
 their numbers first and free text last, so what is cut is the text. In a pipe (not a
 terminal) the lines are plain: no style, no wrapping.
+
+A terminal that goes away (SIGHUP: the window closed, the connection dropped) ends the
+view, not the run: the run still winds down, writes its trace and saves its session.
 """
 
 from __future__ import annotations
@@ -31,8 +34,17 @@ class LiveView:
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self.gone = False  # the console could not be written: nothing more is printed
 
     def __call__(self, event: ev.Event) -> None:
+        if self.gone:
+            return
+        try:
+            self._print(event)
+        except OSError:  # EIO from a hung-up terminal, EPIPE from a closed pipe
+            self.gone = True
+
+    def _print(self, event: ev.Event) -> None:
         described = event.describe()
         if not described:
             return
