@@ -1,17 +1,20 @@
 """``greenroom inspect`` and ``greenroom run``: the first request, and a run with a live view,
-its session held from load to save, ended cleanly by Ctrl-C.
+its session held from load to save, ended cleanly by Ctrl-C, SIGTERM or SIGHUP.
 
 The runtime's modules load when a command runs, not when the command line starts."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
+import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -20,6 +23,8 @@ from rich.text import Text
 from greenroom.cli.app import app, console, err_console, fail
 
 if TYPE_CHECKING:
+    from anyio import CancelScope
+
     from greenroom._support.storage import FileInUse
 
 EXIT_IN_USE = 75  # EX_TEMPFAIL (sysexits.h): the session is busy, trying again later may work
@@ -93,7 +98,8 @@ def run_cmd(
 
     Exit status: 0 answered; 1 the run stopped without an answer or failed; 2 a bad
     config or session file; 75 the session is in use by another run; 130 cancelled with
-    Ctrl-C (the session is saved with everything up to that point).
+    Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (the session is saved with everything up to
+    that point).
     """
     from asyncio import CancelledError
 
@@ -117,20 +123,22 @@ def run_cmd(
     if not quiet:
         bus.subscribe(LiveView(console))
     saved_to: Path | None = None
+    ending = _Ending()
     try:
-        rt = _build(path, events=bus)
-        if session is None:
-            outcome = anyio.run(_drive, rt, rt.session(), user_input)
-        else:
-            where = session_path(session, rt.config)
-            with held_session(rt, where, wait=wait, take_over=take_over, on_wait=_waiting(wait)) as sess:
-                saved_to = where  # from here on, leaving the block saves it, whatever ends the run
-                outcome = anyio.run(_drive, rt, sess, user_input)
+        with ending:
+            rt = _build(path, events=bus)
+            if session is None:
+                outcome = anyio.run(_drive, rt, rt.session(), user_input, ending)
+            else:
+                where = session_path(session, rt.config)
+                with held_session(rt, where, wait=wait, take_over=take_over, on_wait=_waiting(wait)) as sess:
+                    saved_to = where  # from here on, leaving the block saves it, whatever ends the run
+                    outcome = anyio.run(_drive, rt, sess, user_input, ending)
     except (KeyboardInterrupt, CancelledError):
         # the first Ctrl-C cancels the run: RunEnd ran, the trace ends with run_end
         # ("cancelled"), the session was saved on the way out
         saved = f"; session saved to {saved_to}" if saved_to else ""
-        err_console.print(Text(f"run cancelled (Ctrl-C){saved}", style="yellow"), highlight=False)
+        _say(f"run cancelled (Ctrl-C){saved}")
         outcome = None
     except typer.Exit:
         raise
@@ -150,6 +158,13 @@ def run_cmd(
     finally:
         if writer:
             writer.close()
+    if ending.signum is not None:
+        # a SIGTERM or SIGHUP ended the run the way Ctrl-C does (RunEnd ran, the trace ends
+        # with run_end, the session is saved), or came after it ended and waited for the save
+        name = signal.Signals(ending.signum).name
+        saved = f"; session saved to {saved_to}" if saved_to else ""
+        _say(f"run cancelled ({name}){saved}" if outcome is None else f"{name} received; the run had ended{saved}")
+        _leave(128 + ending.signum)
     if outcome is None:
         _leave(EXIT_CANCELLED)
     if quiet:
@@ -157,6 +172,91 @@ def run_cmd(
     if outcome.stop_reason != "final":
         err_console.print(f"[yellow]run stopped: {outcome.stop_reason}[/]")
         raise typer.Exit(1)
+
+
+def _say(message: str) -> None:
+    """A closing word on stderr, which may be gone (SIGHUP: the terminal hung up)."""
+    with contextlib.suppress(OSError):
+        err_console.print(Text(message, style="yellow"), highlight=False)
+
+
+class _Ending:
+    """SIGTERM and SIGHUP end ``greenroom run`` the way one Ctrl-C does.
+
+    While the run goes on, the first such signal cancels it: RunEnd runs, the trace ends
+    with ``run_end`` ("cancelled"), the session is saved, and the process exits with
+    128 + the signal's number. A second one while the run winds down ends the process at
+    once, as a second Ctrl-C does. Before the run starts (the config is read, servers
+    start) nothing is lost, so the signal ends the process as it always did, its MCP
+    servers stopped first; after the run ends it waits until the session is saved. A
+    signal that is ignored (``nohup``) stays ignored.
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None  # the signal that ended (or came after) the run
+        self._started = False
+        self._cancel: Callable[[], None] | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Ending:
+        if threading.current_thread() is not threading.main_thread():
+            return self  # only the main thread may set handlers (and gets the signals)
+        for name in ("SIGTERM", "SIGHUP"):
+            signum = getattr(signal, name, None)
+            if signum is None:  # pragma: no cover - Windows has no SIGHUP
+                continue
+            try:
+                previous = signal.getsignal(signum)
+                if previous is signal.SIG_IGN:
+                    continue
+                signal.signal(signum, self._on_signal)
+            except (OSError, ValueError):  # pragma: no cover - a platform without it
+                continue
+            self._previous[signum] = previous
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, signal.SIG_DFL if previous is None else previous)
+        self._previous.clear()
+
+    @contextlib.contextmanager
+    def cancelling(self, scope: CancelScope) -> Iterator[None]:
+        """While the block runs (on the event loop), a signal cancels ``scope``."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        self._started = True
+
+        # the handler runs between two bytecodes of the main thread, which may be the loop's
+        # own: the cancel is handed to the loop, the way asyncio hands it a Ctrl-C
+        def cancel() -> None:
+            loop.call_soon_threadsafe(scope.cancel)
+
+        self._cancel = cancel
+        try:
+            yield
+        finally:
+            self._cancel = None
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if not self._started or (self._cancel is not None and self.signum is not None):
+            _die(signum)
+        if self.signum is None:
+            self.signum = signum
+        if self._cancel is not None:
+            self._cancel()
+
+
+def _die(signum: int) -> None:
+    """End the process by ``signum`` as if greenroom had no handler, its servers stopped."""
+    termination = sys.modules.get("greenroom.mcp.termination")  # no server ran without it
+    try:
+        if termination is not None:
+            termination.stop_all()
+    finally:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
 
 def _waiting(wait: float) -> Callable[[FileInUse], None]:
@@ -167,11 +267,14 @@ def _waiting(wait: float) -> Callable[[FileInUse], None]:
     return say
 
 
-async def _drive(rt: Any, sess: Any, user_input: str) -> Any:
+async def _drive(rt: Any, sess: Any, user_input: str, ending: _Ending) -> Any:
+    """The run's outcome, or None when a SIGTERM or SIGHUP cancelled it."""
     import anyio
 
     try:
-        return await sess.run(user_input)
+        with anyio.CancelScope() as scope, ending.cancelling(scope):
+            return await sess.run(user_input)
+        return None
     finally:
         # servers and clients close even when Ctrl-C cancelled the run
         with anyio.CancelScope(shield=True):
