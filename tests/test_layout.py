@@ -199,3 +199,54 @@ def test_no_import_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]  # the detector works
     found = cycles(import_graph())
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+MAX_MODULES_PER_PACKAGE = 15
+"""A package that would hold more splits into a package of its own, a level down."""
+
+
+@pytest.mark.parametrize("base", [CORE, PLUGINS], ids=["core", "plugins"])
+def test_no_package_holds_more_than_the_cap(base: Path) -> None:
+    crowded = []
+    for folder in sorted({p.parent for p in base.rglob("*.py")}):
+        n = len([p for p in folder.glob("*.py") if p.name != "__init__.py"])
+        if n > MAX_MODULES_PER_PACKAGE:
+            crowded.append(f"{folder.relative_to(ROOT)}: {n} modules")
+    assert not crowded, "go down a level:\n" + "\n".join(crowded)
+
+
+LOWER_LAYERS = {
+    # package -> the greenroom packages and top-level modules it must never import, at any
+    # time (type-only imports included): read bottom-up, each layer makes sense alone
+    "_support": {"run", "runtime", "build", "serve", "cli", "plugins", "mcp", "providers", "session", "tools"},
+    "tools": {"run", "runtime", "build", "serve", "cli", "plugins", "mcp", "providers", "session"},
+    "tokens": {"run", "runtime", "build", "serve", "cli", "plugins", "mcp", "providers", "session"},
+    "events": {"run", "runtime", "build", "serve", "cli", "mcp", "providers", "session"},
+}
+
+
+def _every_import(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.lineno, node.module
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+
+
+def test_lower_layers_never_import_higher_ones_not_even_for_types() -> None:
+    bad = []
+    for package, forbidden in LOWER_LAYERS.items():
+        base = CORE / package
+        paths = [base.with_suffix(".py")] if not base.is_dir() else sorted(base.rglob("*.py"))
+        for path in paths:
+            for line, name in _every_import(ast.parse(path.read_text(encoding="utf-8"))):
+                parts = name.split(".")
+                if parts[0] == "greenroom" and len(parts) > 1 and parts[1] in forbidden:
+                    bad.append(f"{path.relative_to(ROOT)}:{line}: imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_core_keeps_few_modules_at_its_top() -> None:
+    top = sorted(p.name for p in CORE.glob("*.py") if p.name != "__init__.py")
+    assert len(top) <= MAX_MODULES_PER_PACKAGE, top

@@ -4,9 +4,21 @@ Plugin authors implement these with ``from greenroom import hookimpl``. A hook t
 runtime calls during a run may be written as ``async def``: each implementation finishes
 before the next is called, in pluggy's order, and wrappers (``wrapper=True`` or
 ``hookwrapper=True``) see and may change the answers. A hook is called once per phase
-(once per tool call for the per-call hooks), never once per catalog tool. Each hook's
-docstring says what happens when it raises; every such error names the plugin, its
-distribution and the hook.
+(once per tool call for the per-call hooks), never once per catalog tool.
+
+Every implementation answers for itself. During a run, a plain (not ``async``)
+implementation runs in a worker thread (unless its plugin sets ``nonblocking = True``)
+and every implementation that waits is bounded by the agent's ``tool_timeout``; one that
+raises (``SystemExit``, ``KeyboardInterrupt`` and ``GeneratorExit`` included), outlasts
+the timeout or answers something of the wrong shape fails, named by plugin, distribution
+and hook. Each hook's docstring says what such a failure does to the call and the run.
+
+Turns: in a run of kind ``AGENT`` a model answers each request; in ``greenroom serve``
+each client's run is of kind ``CLIENT`` and each tool call the client makes is a turn of
+its own (a *client turn*, event ``client_call``): no model answered, so
+``greenroom_after_inference`` is not called for it; the call goes through resolve, the
+gates and AfterToolExecute as usual, and the next step's ``greenroom_before_inference``
+shapes what the client is offered. ``ctx.kind`` says which.
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ import pluggy
 if TYPE_CHECKING:
     import typer
 
+    from greenroom.events import Event
     from greenroom.models import ModelResponse, ProviderFactory, RequestDraft, ToolCall, ToolPlacement
     from greenroom.run.context import Decision, RunContext, RunOutcome
     from greenroom.search import Ranking, ScoredTool, SearchQuery
@@ -91,10 +104,12 @@ def greenroom_run_start(ctx: RunContext) -> None:
     """A run begins (one user input). Load state, seed models, reset run counters.
 
     Called once per run, before the first model call. ``ctx.state`` (run scope) is fresh;
-    session and profile state carry over.
+    session and profile state carry over. Keep what belongs to this run in ``ctx.state``,
+    never on the plugin instance: one runtime serves many runs at once (gateway clients).
 
-    If it raises, the run ends with stop reason ``error`` and a ``PluginHookError``
-    naming the plugin, its distribution and the hook; RunEnd still runs.
+    If it fails, the other plugins' RunStart still runs, then the run ends with stop
+    reason ``error`` and a ``PluginHookError`` naming the plugin, its distribution and
+    the hook; RunEnd still runs.
     """
 
 
@@ -114,8 +129,9 @@ def greenroom_hidden_tools(ctx: RunContext, tools: Sequence[ToolDescriptor]) -> 
     ``visible_descriptors()`` leave it out for every plugin. ``greenroom inspect``
     shows it as hidden by this plugin (docs/security.md).
 
-    If it raises, the run ends with stop reason ``error`` and a named error; RunEnd
-    still runs (fail closed: nothing runs without its scope).
+    If it fails (a raise, a timeout, or an answer that is not a collection of names),
+    the run ends with stop reason ``error`` and a named error; RunEnd still runs (fail
+    closed: nothing runs without its scope).
     """
 
 
@@ -125,10 +141,12 @@ def greenroom_before_inference(ctx: RunContext, request: RequestDraft) -> None:
 
     Called once per step, before the model call. ``request.tools`` starts as every
     visible tool; plugins remove (defer), add or reorder. Changes to the stable part
-    (tools and stable system sections) invalidate the provider's prompt cache.
+    (tools and stable system sections) invalidate the provider's prompt cache. In a
+    client run (``greenroom serve``) the request is what the client is offered: its
+    tools, and the system sections' text as the server's instructions.
 
-    If it raises, the run ends with stop reason ``error`` and a named error; RunEnd
-    still runs.
+    If it fails, the other plugins' BeforeInference still runs, then the run ends with
+    stop reason ``error`` and a named error before anything is sent; RunEnd still runs.
     """
 
 
@@ -136,10 +154,12 @@ def greenroom_before_inference(ctx: RunContext, request: RequestDraft) -> None:
 def greenroom_after_inference(ctx: RunContext, response: ModelResponse) -> None:
     """Observe the model's response: usage, text, the tool calls it asked for.
 
-    Called once per step, after the model call and before any tool runs.
+    Called once per model turn, after the model call and before any tool runs. Not
+    called for a client turn (``ctx.kind is RunKind.CLIENT``): no model answered.
 
-    If it raises, the run ends with stop reason ``error`` and a named error, before any
-    of the step's tool calls runs; RunEnd still runs.
+    If it fails, the other plugins' AfterInference still runs, then the run ends with
+    stop reason ``error`` and a named error, before any of the step's tool calls runs;
+    RunEnd still runs.
     """
 
 
@@ -153,9 +173,10 @@ def greenroom_resolve_tool_call(ctx: RunContext, call: ToolCall) -> ToolCall | N
     leave it as is. After it, core loads the group of a called tool that is not loaded
     yet (bounded by the tool timeout; a failed load leaves the unknown-tool error).
 
-    If it raises, that call fails closed: it is not run, the model gets an error result
-    naming the plugin and the hook, a ``PluginError`` event is emitted, and the run
-    goes on.
+    If it fails (a raise, a timeout, or an answer that is not a ``ToolCall``), that call
+    fails closed: it is not run, the model gets an error result naming the plugin and the
+    hook, ``PluginError`` and ``ToolCallRejected`` events are emitted, AfterToolExecute is
+    not called for it, and the run goes on.
     """
 
 
@@ -166,11 +187,14 @@ def greenroom_before_tool_execute(ctx: RunContext, call: ToolCall, tool: ToolDes
     Called once per tool call, after resolve and validation. Return
     ``Decision.block("why")`` or ``Decision.answer(result)`` to stop the call, or None to
     let the next plugin (and finally the tool) decide. ``Decision.allow()`` runs the tool
-    at once: later gates are not asked (pluggy's firstresult).
+    at once: later gates are not asked (pluggy's firstresult). A call refused before
+    this hook (unknown tool, invalid arguments) never reaches it: it is a
+    ``ToolCallRejected`` event instead.
 
-    If it raises, that call fails closed: it is not run, the model gets an error result
-    naming the plugin and the hook, a ``PluginError`` event is emitted, and the run
-    goes on.
+    If it fails (a raise, a timeout, or an answer that is not a ``Decision``), that call
+    fails closed: it is not run, the model gets an error result naming the plugin and the
+    hook, a ``PluginError`` event is emitted, AfterToolExecute still runs (with that
+    error result), and the run goes on.
     """
 
 
@@ -178,12 +202,17 @@ def greenroom_before_tool_execute(ctx: RunContext, call: ToolCall, tool: ToolDes
 def greenroom_after_tool_execute(ctx: RunContext, call: ToolCall, result: ToolResult) -> None:
     """Observe a finished call: the real tool name, arguments and its result.
 
-    Called once per tool call, after execution (or after a gate answered or blocked it,
-    or an error result was made). Tool usage for this step is already recorded.
+    Called once for each call that ``greenroom_before_tool_execute`` was called for,
+    after execution (or after a gate answered or blocked it): a span or timer opened in
+    *before* always gets its end here, and a call refused before the gates (unknown tool,
+    invalid arguments, a failed resolve) never reaches either. Tool usage for this step
+    is already recorded.
 
-    If it raises, that call fails closed: the model gets an error result naming the
-    plugin and the hook instead of the tool's result (the tool did run), a
-    ``PluginError`` event is emitted, and the run goes on.
+    Every implementation is called even when one fails, so an audit or billing plugin
+    sees every call. A failure fails that call closed: the model gets an error result
+    naming the first plugin that failed and the hook instead of the tool's result (the
+    tool did run), a ``PluginError`` event is emitted for each failure, and the run goes
+    on.
     """
 
 
@@ -194,8 +223,30 @@ def greenroom_run_end(ctx: RunContext, outcome: RunOutcome) -> None:
     Called once per run, whatever ended it (``outcome.stop_reason``; ``outcome.failure``
     says what failed). Save what should outlive the run.
 
-    Every implementation is called even when one raises: each failure is a
-    ``PluginError`` event, and the run's outcome stands.
+    Every implementation is called even when one fails or outlasts ``tool_timeout``:
+    each failure is a ``PluginError`` event, and the run's outcome stands.
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Observing: every event of every run.
+# --------------------------------------------------------------------------------------
+
+
+@hookspec
+def greenroom_event(ctx: RunContext | None, event: Event) -> None:
+    """Observe an event as it happens: every event a run emits (``run_start``,
+    ``request``, ``response``, ``client_call``, ``tool_result``, ``tool_rejected``, plugin
+    events, ..., ``run_end``) and those of the runtime itself (a tool found unusable as
+    it loads). ``ctx`` is the run the event belongs to, or None outside any run.
+
+    An observer (tracing, audit, metrics) is one implementation of this hook. It must be
+    a plain ``def`` and return quickly: it is called where the event happens, on the
+    event loop; hand slow work (exporting, writing) to a queue or a background thread.
+
+    Every implementation is called even when one fails: a failure is logged and
+    reported to the runtime's event listeners as a ``PluginError`` (not to this hook
+    again), and the run goes on.
     """
 
 

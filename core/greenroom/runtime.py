@@ -1,66 +1,42 @@
-"""The run loop: a composed runtime, its runs and steps, and the phases plugins hook into.
+"""The runtime: a composed agent (model, tools, groups, plugins, events) and its runs.
 
-::
-
-    RunStart -> the run's scope: [tools.policy], then hidden tools (greenroom.run.policy)
-      repeat up to max_steps:
-        BeforeInference -> model.complete -> AfterInference
-        the turn's tool calls, concurrently (``greenroom.run.calls``)
-    RunEnd
-
-Model mistakes and tool failures become error results the model reads, and a per-call
-hook's failure fails only its call (``greenroom.run.calls``). A phase hook's failure, a model
-error or any other exception ends the run with stop reason ``error``, and so does an
-input over ``[agent] max_input_tokens``, before anything is sent (``greenroom.run.limits``);
-whatever ends it, RunEnd reaches every plugin and the trace ends with ``run_end``.
+A run's phases are driven by ``greenroom.run.driver.Run``, for every caller: ``run``
+drives one to an outcome with the model, ``preview`` builds its first request, and each
+client of ``greenroom serve`` holds one. Whatever ends a run, RunEnd reaches every plugin
+and the trace ends with ``run_end``. Every event the runtime's bus carries also reaches
+the plugins' ``greenroom_event`` hook, with the run it belongs to.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
-
-import anyio
+from typing import TYPE_CHECKING, Any
 
 from greenroom import events as ev
-from greenroom._support.arguments import bounded_response
 from greenroom.config import AgentConfig
-from greenroom.failures import PluginHookError, RunFailure, first_error
-from greenroom.models import (
-    Message,
-    Model,
-    ModelRequest,
-    RequestDraft,
-    SystemSection,
-    supports_native_tool_search,
-)
+from greenroom.models import Model, ModelRequest, supports_native_tool_search
 from greenroom.plugins.host import PluginHost
-from greenroom.run.calls import ToolCalls, answer_open_calls
-from greenroom.run.context import RunContext, RunOutcome
-from greenroom.run.limits import check_input
+from greenroom.run.calls import ToolCalls
+from greenroom.run.context import RunContext, RunKind, RunOutcome, current_run
+from greenroom.run.driver import Run
 from greenroom.run.policy import ToolPolicy
-from greenroom.run.scope import Scoping, keep_in_scope
+from greenroom.run.scope import Scoping
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
 from greenroom.session import Session
-from greenroom.state import (
-    Scope,
-    StateRegistry,
-    StateStore,
-    register_core_state,
-)
+from greenroom.state import Scope, StateRegistry, StateStore, register_core_state
 from greenroom.tokens.accounting import RequestAccounting
 from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.groups import ToolGroup
 from greenroom.tools.schema.problem import SchemaProblem
 from greenroom.tools.toolset import DuplicateToolError, ToolSet
 
-log = logging.getLogger("greenroom")
+if TYPE_CHECKING:
+    from greenroom.config import RuntimeConfig
+    from greenroom.mcp import McpToolset
 
-STABLE_RUN = 3
-"""Steps in a row a stable system section may change before it is reported."""
+log = logging.getLogger("greenroom")
 
 
 # ----------------------------------------------------------------------------- runtime
@@ -79,8 +55,14 @@ class Runtime:
         events: ev.EventBus | None = None,
         groups: Iterable[ToolGroup] = (),
         policy: ToolPolicy | None = None,
+        config: RuntimeConfig | None = None,
+        mcp: McpToolset | None = None,
     ) -> None:
         self.agent = agent or AgentConfig()
+        self.config = config
+        """The config the runtime was built from; None when built in Python."""
+        self.mcp = mcp
+        """The ``[[tools.mcp]]`` servers' toolset, when there are any."""
         policy = policy or ToolPolicy()
         self.groups: dict[str, ToolGroup] = {}
         for g in groups:
@@ -89,7 +71,10 @@ class Runtime:
             self.groups[g.id] = g
         self.model = model
         self.host = host
+        host.hook_timeout = self.agent.tool_timeout  # a hook that waits is bounded like a tool
         self.events = events or ev.EventBus()
+        if host.has_impls("greenroom_event"):
+            self.events.subscribe(self._deliver)
         self.registry = StateRegistry()
         register_core_state(self.registry)
         host.call_sync("greenroom_register_state", registry=self.registry)
@@ -115,30 +100,36 @@ class Runtime:
         self.profile_state = StateStore(self.registry, Scope.PROFILE)
         self.accounting = RequestAccounting()
         self._closers: list[Any] = []
-        self._calls = ToolCalls(self)
-        self.config: Any = None  # the RuntimeConfig when built from a file
-        self.mcp: Any = None  # the McpToolset of its [[tools.mcp]] servers, when built from a file
+        self.tool_calls = ToolCalls(self)
+        self._delivering = False
+
+    # -- runs ------------------------------------------------------------------------
+    def start_run(
+        self,
+        session: Session | None = None,
+        user_input: str = "",
+        *,
+        kind: RunKind = RunKind.AGENT,
+        agent: AgentConfig | None = None,
+    ) -> Run:
+        """A new run to step through (``Run.start``, ``next_request``, ... ``end``)."""
+        return Run(self, session or self.session(), user_input, kind=kind, agent=agent)
+
+    async def run(self, session: Session, user_input: str) -> RunOutcome:
+        """Drive one user input to an outcome (``Run.drive``). RunEnd runs and ``run_end``
+        ends the trace whatever ends the run; a phase hook's failure, a model error or any
+        other exception is raised after that (the exception itself, never a task group)."""
+        return await Run(self, session, user_input).drive(self.model)
 
     async def preview(self, session: Session | None = None) -> ModelRequest:
-        """The request the model would get on the first step, without calling it."""
-        session = session or self.session()
-        ctx = RunContext(self, session, "preview", "")
-        ctx.step = 1
-        return await self.preview_in(ctx)
-
-    async def preview_in(self, ctx: RunContext) -> ModelRequest:
-        """``preview`` with a context the caller made (to read its scope afterwards)."""
-        await self.host.call("greenroom_run_start", ctx=ctx)
-        await self.scoping.scope(ctx)
-        draft = RequestDraft(
-            system=[SystemSection("agent", self.agent.system_prompt)],
-            tools=ctx.visible_tools(),
-            messages=list(ctx._session.messages),
-            step=1,
-        )
-        await self.host.call("greenroom_before_inference", ctx=ctx, request=draft)
-        keep_in_scope(ctx, draft)
-        return draft.freeze()
+        """The request the model would get on the first step, without calling it: a run
+        of kind ``PREVIEW`` that starts, builds its first request and ends."""
+        run = self.start_run(session, kind=RunKind.PREVIEW)
+        try:
+            await run.start()
+            return await run.next_request()
+        finally:
+            await run.end(run.outcome_of("preview"))
 
     def universe(self) -> list[ToolDescriptor]:
         """Every tool the runtime knows that a model could use (``Scoping.universe``)."""
@@ -215,139 +206,19 @@ class Runtime:
             fused = [s for s in fused if s.name not in hidden]
         return list(fused)[: query.max_results], rankings
 
-    # -- the loop ---------------------------------------------------------------------
-    async def run(self, session: Session, user_input: str) -> RunOutcome:
-        """Drive one user input to an outcome. RunEnd runs and ``run_end`` ends the trace
-        whatever ends the run; a phase hook's failure, a model error or any other
-        exception is raised after that (the exception itself, never a task group)."""
-        run_id = uuid.uuid4().hex[:12]
-        ctx = RunContext(self, session, run_id, user_input)
-        session.runs += 1
-        self.events.emit(ev.RunStarted(run_id=run_id, session_id=session.id, agent_id=self.agent.id, input=user_input))
+    # -- events ------------------------------------------------------------------------
+    def _deliver(self, event: ev.Event) -> None:
+        """Hand an event to the plugins' ``greenroom_event`` (each answers for itself)."""
+        if self._delivering:  # an event an observer's own failure caused: listeners only
+            return
+        self._delivering = True
         try:
-            # an input no model would take ends the run before anything is sent, and stays
-            # out of the session (resuming it would send it again)
-            check_input(user_input, self.agent.max_input_tokens)
-            session.messages.append(Message(role="user", content=user_input))
-            outcome = await self._loop(ctx)
-        except anyio.get_cancelled_exc_class():
-            answer_open_calls(session.messages, "cancelled before it finished")
-            with anyio.CancelScope(shield=True):
-                await self.finish(ctx, RunOutcome(run_id, "", ctx.step, "cancelled", ctx.usage_total))
-            raise
-        except Exception as exc:
-            error = first_error(exc)
-            failure = RunFailure.of(error)
-            if isinstance(error, PluginHookError):
-                log.debug("%s", error, exc_info=error.error)
-                self.events.emit(ev.PluginError.of(error, ctx.step))
-            answer_open_calls(session.messages, "was not run: the run ended with an error")
-            outcome = RunOutcome(run_id, "", ctx.step, "error", ctx.usage_total, error=str(error), failure=failure)
-            await self.finish(ctx, outcome)
-            if error is exc:
-                raise
-            raise error from None
-        await self.finish(ctx, outcome)
-        return outcome
-
-    async def finish(self, ctx: RunContext, outcome: RunOutcome) -> None:
-        """RunEnd for every plugin (one failing does not skip the others), then the trace's
-        last event. ``run`` calls it; a host that drives a run of its own (a gateway whose
-        client leaves) calls it to end that run."""
-        try:
-            _, failures = await self.host.call_each("greenroom_run_end", ctx=ctx, outcome=outcome)
+            _, failures = self.host.call_each_sync("greenroom_event", ctx=current_run(), event=event)
             for failure in failures:
-                log.debug("%s", failure, exc_info=failure.error)
-                self.events.emit(ev.PluginError.of(failure, ctx.step))
+                log.warning("%s", failure, exc_info=failure.error)
+                self.events.emit(ev.PluginError.of(failure, getattr(event, "step", None)))
         finally:
-            ctx._session.last_snapshot = ctx._session.snapshot(ctx)
-            self.events.emit(
-                ev.RunFinished(
-                    run_id=outcome.run_id,
-                    steps=outcome.steps,
-                    stop_reason=outcome.stop_reason,
-                    input_tokens=outcome.usage.input_tokens,
-                    output_tokens=outcome.usage.output_tokens,
-                    cached_input_tokens=outcome.usage.cached_input_tokens,
-                    error=outcome.error,
-                    failure=outcome.failure,
-                )
-            )
-
-    async def _loop(self, ctx: RunContext) -> RunOutcome:
-        await self.host.call("greenroom_run_start", ctx=ctx)
-        await self.scoping.scope(ctx)
-        system = [SystemSection("agent", self.agent.system_prompt)]
-        while ctx.step < self.agent.max_steps:
-            ctx.step += 1
-            ctx.usage.steps = ctx.step
-            draft = RequestDraft(
-                system=list(system),
-                tools=ctx.visible_tools(),
-                messages=list(ctx._session.messages),
-                step=ctx.step,
-            )
-            await self.host.call("greenroom_before_inference", ctx=ctx, request=draft)
-            keep_in_scope(ctx, draft)
-            self._watch_stable(ctx, draft)
-            request = draft.freeze()
-            self.events.emit(self.describe_request(request))
-            # arguments nested too deeply stay text from here on: nothing below recurses into them
-            response = bounded_response(await self.model.complete(request))
-            ctx.usage_total = ctx.usage_total + response.usage
-            ctx._session.messages.append(response.message)
-            self.events.emit(
-                ev.ResponseReceived(
-                    step=ctx.step,
-                    input_tokens=response.usage.input_tokens,
-                    output_tokens=response.usage.output_tokens,
-                    cached_input_tokens=response.usage.cached_input_tokens,
-                    cache_write_tokens=response.usage.cache_write_tokens,
-                    text=response.message.content,
-                    tool_calls=tuple(
-                        {
-                            "id": c.id,
-                            "name": c.name,
-                            "arguments": c.arguments if c.arguments is not None else c.raw_arguments,
-                        }
-                        for c in response.tool_calls
-                    ),
-                )
-            )
-            await self.host.call("greenroom_after_inference", ctx=ctx, response=response)
-            if not response.tool_calls:
-                return RunOutcome(ctx.run_id, response.message.content, ctx.step, "final", ctx.usage_total)
-            results = await self._calls.run_turn(ctx, response.tool_calls)
-            ctx._session.messages.extend(results)
-        return RunOutcome(ctx.run_id, "", ctx.step, "max_steps", ctx.usage_total)
-
-    def _watch_stable(self, ctx: RunContext, draft: RequestDraft) -> None:
-        """Say when a section marked stable changes step after step: it silently costs the
-        prompt cache otherwise. A section that changes now and then (a listing after a
-        discovery) is what stable allows; one that changed on ``STABLE_RUN`` steps in a
-        row is reported, once per session and section (an event and a log warning)."""
-        seen, streaks = ctx._session.stable_sections, ctx._session.stable_streaks
-        for section in draft.system:
-            if not section.stable:
-                continue
-            before = seen.get(section.key)
-            seen[section.key] = section.text
-            if before is None:
-                continue
-            streak = streaks.get(section.key, 0)
-            if streak < 0:  # reported already
-                continue
-            streak = streak + 1 if before != section.text else 0
-            streaks[section.key] = streak
-            if streak >= STABLE_RUN:
-                streaks[section.key] = -1
-                self.events.emit(ev.StableSectionChanged(step=ctx.step, key=section.key))
-                log.warning(
-                    "system section %r is marked stable but changed on each of the last %d steps; give a section "
-                    "that changes stable=False, or the provider's prompt cache is rebuilt every step",
-                    section.key,
-                    STABLE_RUN,
-                )
+            self._delivering = False
 
     def describe_request(self, request: ModelRequest) -> ev.RequestSent:
         """Token counts of the three parts of a request and the cacheable-prefix hash."""

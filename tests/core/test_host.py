@@ -22,13 +22,23 @@ pytestmark = pytest.mark.anyio
 SEARCH = {"ctx": None, "query": None, "candidates": (), "rankings": ()}
 
 
+@pytest.fixture(autouse=True)
+def any_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests carry labels through real hooks to watch pluggy's order; the shape of
+    answers is held in tests/core/plugins_contract/test_run_contract.py."""
+    from greenroom.plugins import answers
+
+    monkeypatch.setattr(answers, "CHECKS", {})
+
+
 def host_of(*plugins: Plugin) -> PluginHost:
     return make_plugin_host(records=[], extra=plugins)
 
 
 def named(name: str, **hooks: Any) -> Plugin:
-    """A plugin called ``name`` whose hooks are the given (already marked) functions."""
-    cls = type(f"P_{name}", (Plugin,), {"name": name, **hooks})
+    """A plugin called ``name`` whose hooks are the given (already marked) functions; its
+    plain hooks stay on the event loop (``nonblocking``), as these tests watch the order."""
+    cls = type(f"P_{name}", (Plugin,), {"name": name, "nonblocking": True, **hooks})
     return cls()
 
 
@@ -157,14 +167,16 @@ async def test_an_async_implementation_finishes_before_a_later_sync_one_runs() -
     assert log == ["early:start", "other task", "early:end", "late"]
 
 
-async def test_every_implementation_runs_on_the_event_loop_thread() -> None:
-    """Plugin code keeps the thread it has in a plain call (SQLite connections and asyncio
-    objects are bound to it) when a hook has async implementations."""
+async def test_a_nonblocking_plugin_runs_on_the_event_loop_thread() -> None:
+    """A plugin that says its plain hooks never block keeps the thread it has in a plain
+    call (SQLite connections and asyncio objects are bound to it), also when a hook has
+    async implementations; async implementations and wrappers always do."""
     loop_thread = threading.get_ident()
     threads: dict[str, int] = {}
 
     class Sync(Plugin):
         name = "sync"
+        nonblocking = True
 
         @hookimpl
         def greenroom_run_start(self, ctx: Any) -> None:
@@ -191,6 +203,35 @@ async def test_every_implementation_runs_on_the_event_loop_thread() -> None:
     await host.call("greenroom_run_start", ctx=None)
     await host.call("greenroom_after_inference", ctx=None, response=None)
     assert threads == dict.fromkeys(["sync", "async", "wrapper setup", "wrapper teardown"], loop_thread)
+
+
+async def test_a_plain_hook_of_any_other_plugin_runs_in_a_worker_thread_in_order() -> None:
+    loop_thread = threading.get_ident()
+    seen: list[tuple[str, bool]] = []
+
+    class Blocking(Plugin):
+        name = "blocking"
+
+        @hookimpl(tryfirst=True)
+        def greenroom_run_start(self, ctx: Any) -> None:
+            seen.append(("blocking", threading.get_ident() == loop_thread))
+
+        @hookimpl
+        def greenroom_cli_commands(self, app: Any) -> None:  # a contribution hook: called where it is
+            seen.append(("contribution", threading.get_ident() == loop_thread))
+
+    class Later(Plugin):
+        name = "later"
+        nonblocking = True
+
+        @hookimpl(trylast=True)
+        def greenroom_run_start(self, ctx: Any) -> None:
+            seen.append(("later", threading.get_ident() == loop_thread))
+
+    host = host_of(Blocking(), Later())
+    await host.call("greenroom_run_start", ctx=None)
+    host.call_sync("greenroom_cli_commands", app=None)
+    assert seen == [("blocking", False), ("later", True), ("contribution", True)]
 
 
 async def test_an_async_implementation_may_call_a_hook_with_async_implementations() -> None:

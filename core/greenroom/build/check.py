@@ -17,7 +17,7 @@ import anyio
 import attrs
 
 from greenroom.build.findings import Findings, Level
-from greenroom.config import ConfigError, RuntimeConfig
+from greenroom.config import ConfigError
 from greenroom.events import Event, EventBus, PluginWarning
 from greenroom.failures import PluginHookError
 from greenroom.plugins.discovery import PluginRecord
@@ -68,7 +68,8 @@ def check_config(
             anyio.run(_run_start, rt, bus, findings)
     finally:
         anyio.run(rt.aclose)
-    cfg: RuntimeConfig = rt.config
+    cfg = rt.config
+    assert cfg is not None  # built from a file
     return CheckReport(
         str(path),
         findings,
@@ -82,7 +83,8 @@ def check_config(
 async def _run_start(rt: Runtime, bus: EventBus, findings: Findings) -> None:
     """RunStart (and what a first request would be) for every plugin, as a run begins:
     a warning a plugin emits, or an error it raises, is something it could not reach."""
-    cfg: RuntimeConfig = rt.config
+    cfg = rt.config
+    assert cfg is not None  # built from a file
 
     def where(plugin: str) -> tuple[str | None, str]:
         key = f"plugins.{plugin}"

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -252,6 +253,8 @@ def build_runtime(
                 events=events,
                 groups=groups,
                 policy=cfg.tools.policy,
+                config=cfg,
+                mcp=mcp,
             )
         except DuplicateToolError as exc:
             raise ConfigError(str(exc), file=cfg.files[-1], path="tools") from None
@@ -262,18 +265,30 @@ def build_runtime(
             mcp.close()
         raise
     if mcp is not None:
-        rt.mcp = mcp
         rt.on_close(mcp.aclose)
     closer = getattr(built_model, "aclose", None)
     if closer is not None:
         rt.on_close(closer)  # the runtime made the model's client, so it closes it too
-    rt.config = cfg
     return rt
+
+
+async def abuild_runtime(path: str | Path, **options: Any) -> Runtime:
+    """``build_runtime`` for async code: the build (reading the config, importing tools,
+    starting and listing MCP servers) runs in a worker thread, so the caller's event loop
+    keeps running meanwhile; MCP servers run on the runtime's own background loop either
+    way. Takes the same keyword arguments."""
+    import anyio.to_thread
+
+    from greenroom.mcp import termination
+
+    termination.install()  # signal handlers can only be set from the main thread: here, not there
+    return await anyio.to_thread.run_sync(functools.partial(build_runtime, path, **options))
 
 
 __all__ = [
     "FunctionTool",
     "UnbuiltModel",
+    "abuild_runtime",
     "as_tools",
     "build_model",
     "build_runtime",

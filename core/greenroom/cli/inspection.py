@@ -11,17 +11,17 @@ from rich.table import Table
 from rich.text import Text
 
 from greenroom.models import ToolPlacement
-from greenroom.run.context import RunContext
+from greenroom.run.context import RunContext, RunKind
 from greenroom.runtime import Runtime
 from greenroom.tokens.counting import count_tokens
 from greenroom.tokens.tool_costs import tool_costs
 
 
-async def placements(ctx: RunContext) -> dict[str, ToolPlacement]:
+async def placements(rt: Runtime, ctx: RunContext) -> dict[str, ToolPlacement]:
     """What the plugins say about each tool's placement in the context's session; when
     two name one tool, the first answer in hook order wins."""
     out: dict[str, ToolPlacement] = {}
-    answers: list[Mapping[str, ToolPlacement]] = await ctx._runtime.host.call("greenroom_inspect_tools", ctx=ctx)
+    answers: list[Mapping[str, ToolPlacement]] = await rt.host.call("greenroom_inspect_tools", ctx=ctx)
     for answer in answers:
         for name, placement in (answer or {}).items():
             out.setdefault(name, placement)
@@ -35,13 +35,14 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
     plugins' own tools (``plugin``: sent, but not part of the all-eager baseline, which
     would not have them), and hidden tools (``hidden``, with the rule or plugin that hid
     them; never sent, and not in the baseline either)."""
-    session = rt.session()
-    ctx = RunContext(rt, session, "inspect", "")
-    ctx.step = 1
+    run = rt.start_run(kind=RunKind.PREVIEW)
+    ctx = run.ctx
     try:
-        request = await rt.preview_in(ctx)
-        placed = await placements(ctx)
+        await run.start()
+        request = await run.next_request()
+        placed = await placements(rt, ctx)
     finally:
+        await run.end(run.outcome_of("preview"))
         await rt.aclose()
     # tools a provider's hosted search keeps out of the context until found are not sent
     sent_tools = [d for d in request.tools if d.name not in request.deferred]

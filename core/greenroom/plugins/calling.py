@@ -20,22 +20,38 @@ call:
   and one finishes before the next starts; no thread is involved, so plugin code runs
   where it would in a plain call;
 - *collected*: inside ``collecting``, a failure is recorded and the implementation answers
-  None (a failed wrapper passes the result through), so the others still run.
+  None (a failed wrapper passes the result through), so the others still run;
+- *bounded*: an implementation that waits is given the host's hook timeout; one that
+  outlasts it is cancelled and fails, named like any other failure;
+- *off the event loop*: a plain implementation of a hook called during a run (``RUN_HOOKS``)
+  runs in a worker thread and is awaited like an async one, unless its plugin says its
+  hooks never block (``Plugin.nonblocking``), so a plugin that blocks stalls only itself;
+- *checked*: an answer of the wrong shape (``greenroom.plugins.answers``) is that
+  implementation's failure, and ``SystemExit``, ``KeyboardInterrupt`` or ``GeneratorExit``
+  raised by a plugin is a failure like any other.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
+import math
 import threading
 from collections.abc import Callable, Coroutine, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+import anyio
 import attrs
 
 from greenroom.failures import PluginHookError
+from greenroom.plugins.answers import check_answer
+from greenroom.plugins.offloop import in_thread, is_async
+
+PLUGIN_FAILURES = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
+"""What a plugin raising is contained for: a plugin that exits or interrupts fails itself,
+never the process (real Ctrl-C reaches greenroom through signal handlers, not a hook)."""
+
 
 Outcome = tuple[bool, Any]
 """How an implementation ended: (True, its answer) or (False, the exception it raised)."""
@@ -58,34 +74,42 @@ class _Waiting(BaseException):
 
 
 class _Current(threading.local):
-    # a class default, so the check every plain call makes is one attribute read
+    # class defaults, so the check every plain call makes is one attribute read
     pass_: _Pass | None = None
+    closing: bool = False  # a waiting coroutine is being closed (its GeneratorExit is not the plugin's)
 
 
 _current = _Current()
 _failures: ContextVar[list[PluginHookError] | None] = ContextVar("greenroom_hook_failures", default=None)
+_limit: ContextVar[float] = ContextVar("greenroom_hook_timeout", default=math.inf)
+"""Seconds an implementation that waits may take, for the hook call in progress."""
 _answers: ContextVar[list[tuple[Owner, Any]] | None] = ContextVar("greenroom_hook_answers", default=None)
 
 
-async def call_in_passes(caller: Callable[..., Any], kwargs: Mapping[str, Any]) -> Any:
-    """Call a hook that has async implementations, awaiting each in pluggy's order."""
+async def call_in_passes(caller: Callable[..., Any], kwargs: Mapping[str, Any], timeout: float | None = None) -> Any:
+    """Call a hook that has implementations that wait, awaiting each in pluggy's order,
+    each bounded by ``timeout`` seconds."""
     record = _Pass()
-    while True:
-        outer = _current.pass_
-        _current.pass_ = record
-        try:
-            return caller(**kwargs)
-        except _Waiting:
-            pass
-        finally:
-            _current.pass_ = outer
-        assert record.waiting is not None
-        key, coro, first = record.waiting
-        record.waiting = None
-        try:
-            record.outcomes[key] = (True, await _Rest(coro, first))
-        except BaseException as exc:  # cancellation too: the next pass gives it to pluggy, and wrappers see it
-            record.outcomes[key] = (False, exc)
+    bound = _limit.set(math.inf if timeout is None else timeout)
+    try:
+        while True:
+            outer = _current.pass_
+            _current.pass_ = record
+            try:
+                return caller(**kwargs)
+            except _Waiting:
+                pass
+            finally:
+                _current.pass_ = outer
+            assert record.waiting is not None
+            key, coro, first = record.waiting
+            record.waiting = None
+            try:
+                record.outcomes[key] = (True, await _Rest(coro, first))
+            except BaseException as exc:  # cancellation too: the next pass gives it to pluggy, and wrappers see it
+                record.outcomes[key] = (False, exc)
+    finally:
+        _limit.reset(bound)
 
 
 class _Rest:
@@ -102,7 +126,11 @@ class _Rest:
             try:
                 sent = yield to_yield
             except GeneratorExit:
-                coro.close()
+                _current.closing = True
+                try:
+                    coro.close()
+                finally:
+                    _current.closing = False
                 raise
             except BaseException as exc:
                 try:
@@ -152,7 +180,7 @@ class Owner:
     distribution: str
     hook: str
 
-    def contain(self, exc: Exception) -> PluginHookError | None:
+    def contain(self, exc: BaseException) -> PluginHookError | None:
         """The error to raise for ``exc``, or None once it is recorded (``collecting``).
 
         A ``PluginHookError`` stays as it is: it names the plugin whose hook raised it
@@ -168,29 +196,27 @@ class Owner:
         return None
 
 
-def is_async(function: Callable[..., Any]) -> bool:
-    """Whether calling ``function`` gives a coroutine: an ``async def``, or a plain function
-    that a decorator wrapped around one (``functools.wraps``)."""
-    return inspect.iscoroutinefunction(getattr(function, "__wrapped__", function))
-
-
-def wrap(function: Callable[..., Any], owner: Owner, *, wrapper: bool) -> Callable[..., Any]:
+def wrap(function: Callable[..., Any], owner: Owner, *, wrapper: bool, threaded: bool = False) -> Callable[..., Any]:
     """The function pluggy calls in place of ``function``."""
     if wrapper:
         return _wrap_wrapper(function, owner)
+    if threaded:
+        return _wrap_async(in_thread(function), owner)
     if is_async(function):  # the same test the host uses to call the hook in passes
         return _wrap_async(function, owner)
     return _wrap_sync(function, owner)
 
 
 def _wrap_sync(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]:
+    check = functools.partial(check_answer, owner.hook)
+
     @functools.wraps(function)
     def impl(*args: Any, **kwargs: Any) -> Any:
         record = _current.pass_
         if record is None:  # the hot path: a plain pluggy call
             try:
-                answer = function(*args, **kwargs)
-            except Exception as exc:
+                answer = check(function(*args, **kwargs))
+            except PLUGIN_FAILURES as exc:
                 _contained(owner, exc)
                 return None
             _note(owner, answer)
@@ -200,8 +226,8 @@ def _wrap_sync(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]
             return done[1]
         _current.pass_ = None  # a hook this one calls is a call of its own
         try:
-            answer = function(*args, **kwargs)
-        except Exception as exc:
+            answer = check(function(*args, **kwargs))
+        except PLUGIN_FAILURES as exc:
             _contained(owner, exc)
             answer = None
         finally:
@@ -213,7 +239,7 @@ def _wrap_sync(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]
     return impl
 
 
-def _contained(owner: Owner, exc: Exception) -> None:
+def _contained(owner: Owner, exc: BaseException) -> None:
     """Raise the named error for ``exc``, or return None once it is recorded."""
     failure = owner.contain(exc)
     if failure is exc:
@@ -224,9 +250,22 @@ def _contained(owner: Owner, exc: Exception) -> None:
 
 def _wrap_async(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]:
     async def named(*args: Any, **kwargs: Any) -> Any:
+        limit = _limit.get()
         try:
-            answer = await function(*args, **kwargs)
-        except Exception as exc:
+            # the bound is entered where the implementation starts, so its own cancel
+            # scopes nest inside it however the passes resume it
+            with anyio.fail_after(None if math.isinf(limit) else limit):
+                answer = check_answer(owner.hook, await function(*args, **kwargs))
+        except TimeoutError as exc:
+            late = TimeoutError(f"did not finish within {limit:g} s (the agent's tool_timeout)")
+            _contained(owner, late if not exc.args else exc)
+            return None
+        except GeneratorExit as exc:
+            if _current.closing:  # closed from outside, not raised by the plugin
+                raise
+            _contained(owner, exc)
+            return None
+        except PLUGIN_FAILURES as exc:
             _contained(owner, exc)
             return None
         _note(owner, answer)
@@ -326,7 +365,7 @@ class _WrapperSteps(Generator[None, object, object]):
             return None
         except StopIteration:
             raise
-        except Exception as exc:
+        except PLUGIN_FAILURES as exc:
             if exc is thrown:
                 raise  # passed through: not this wrapper's failure
             _contained(self._owner, exc)

@@ -9,6 +9,9 @@ wrappers see and change finished answers (``greenroom.plugins.calling``).
 
 from __future__ import annotations
 
+import os
+import sys
+import time
 from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -17,7 +20,8 @@ import pluggy
 
 from greenroom import hookspecs
 from greenroom.failures import PluginHookError
-from greenroom.plugins.calling import Owner, attributing, call_in_passes, collecting, is_async, wrap
+from greenroom.plugins.calling import Owner, attributing, call_in_passes, collecting, wrap
+from greenroom.plugins.offloop import is_async, runs_in_thread
 
 if TYPE_CHECKING:
     from greenroom.plugins.discovery import PluginRecord
@@ -41,6 +45,11 @@ class PluginHost:
         self._dist: dict[str, str] = {r.name: r.label for r in records}
         self._async_impls: dict[str, list[str]] = {}  # hook name -> plugins with an async implementation
         self._spec_sources: list[ModuleType | type] = []
+        self.hook_timeout: float | None = None
+        """Seconds an implementation that waits may take during a run (the agent's
+        ``tool_timeout``, set by the runtime); None: unbounded."""
+        if os.environ.get("GREENROOM_TRACE_HOOKS", "").strip() not in ("", "0"):
+            trace_hook_calls(self.pm)
 
     # ---------------------------------------------------------------- registration
     def add_hookspecs(self, specs: ModuleType | type) -> None:
@@ -54,15 +63,22 @@ class PluginHost:
             self._dist[name] = distribution
         self.pm.register(plugin, name=name)
         dist = self._dist.get(name, "?")
+        nonblocking = bool(getattr(plugin, "nonblocking", False))
         for hook_caller in self.pm.get_hookcallers(plugin) or ():
             for impl in hook_caller.get_hookimpls():
                 if impl.plugin is not plugin:
                     continue
                 is_wrapper = bool(impl.hookwrapper or impl.wrapper)
-                if not is_wrapper and is_async(impl.function):
+                threaded = not is_wrapper and runs_in_thread(impl.function, hook_caller.name, nonblocking)
+                if not is_wrapper and (threaded or is_async(impl.function)):
                     self._async_impls.setdefault(hook_caller.name, []).append(name)
+                if hook_caller.name == "greenroom_event" and is_async(impl.function):
+                    raise PluginLoadError(
+                        f"plugin {name!r} (distribution {dist}) implements greenroom_event as 'async def'; events "
+                        "are delivered as they happen: make it a plain 'def' and hand slow work to a queue"
+                    )
                 owner = Owner(name, dist, hook_caller.name)
-                impl.function = wrap(impl.function, owner, wrapper=is_wrapper)  # type: ignore[misc]
+                impl.function = wrap(impl.function, owner, wrapper=is_wrapper, threaded=threaded)  # type: ignore[misc]
 
     def plugin(self, name: str) -> Any:
         return self.pm.get_plugin(name)
@@ -86,7 +102,7 @@ class PluginHost:
         caller = getattr(self.pm.hook, hook_name)
         if hook_name not in self._async_impls:
             return caller(**kwargs)  # the hot path: several hooks a step
-        return await call_in_passes(caller, kwargs)
+        return await call_in_passes(caller, kwargs, self.hook_timeout)
 
     async def call_first(self, hook_name: str, **kwargs: Any) -> Any:
         """The first non-None answer, or None: pluggy's answer for a firstresult hook (later
@@ -110,6 +126,12 @@ class PluginHost:
             await self.call(hook_name, **kwargs)
         return [(owner.plugin, a) for owner, a in answers if owner.hook == hook_name and a is not None]
 
+    def call_each_sync(self, hook_name: str, **kwargs: Any) -> tuple[list[Any], list[PluginHookError]]:
+        """``call_each`` for a hook whose implementations are all plain (events)."""
+        with collecting() as failures:
+            answers = self.call_sync(hook_name, **kwargs)
+        return answers, failures
+
     def call_sync(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call a contribution hook outside the event loop; its implementations must not be async."""
         async_plugins = self._async_impls.get(hook_name)
@@ -119,3 +141,20 @@ class PluginHost:
                 f"{hook_name} as 'async def', but this hook is called synchronously: make it a plain 'def'"
             )
         return list(getattr(self.pm.hook, hook_name)(**kwargs))
+
+
+def trace_hook_calls(pm: pluggy.PluginManager) -> None:
+    """Print every hook call to stderr with the plugins it reached and its time
+    (``GREENROOM_TRACE_HOOKS=1``), through pluggy's hook-call monitoring."""
+    started: list[float] = []
+
+    def before(hook_name: str, impls: Sequence[Any], kwargs: Any) -> None:
+        started.append(time.perf_counter())
+
+    def after(outcome: Any, hook_name: str, impls: Sequence[Any], kwargs: Any) -> None:
+        took = (time.perf_counter() - started.pop()) * 1000 if started else 0.0
+        names = ", ".join(i.plugin_name for i in impls) or "-"
+        failed = " failed" if outcome.exception is not None else ""
+        print(f"greenroom hook {hook_name} [{names}] {took:.3f} ms{failed}", file=sys.stderr)
+
+    pm.add_hookcall_monitoring(before, after)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import attrs
@@ -92,30 +92,39 @@ class ToolCalls:
         return (await self._run(ctx, call))[1]
 
     async def _run(self, ctx: RunContext, call: ToolCall) -> tuple[ToolCall, ToolResult]:
-        """The call as resolved, and its result."""
+        """The call as resolved, and its result. AfterToolExecute runs only for a call
+        BeforeToolExecute saw; a call refused before it is a ``ToolCallRejected`` event."""
         rt = self._rt
         started = time.perf_counter()
         decided_by: str | None = None
+        gated = False
+        rejected: ev.Rejection | None = None
         try:
             call = await self._resolve(ctx, call)
             await self._load_group_of(ctx, call.name)
-            result, decided_by = await self._decide(ctx, call)
+            problem = self._precheck(ctx, call)
+            if problem is not None:
+                result, rejected = problem
+            else:
+                gated = True
+                result, decided_by = await self._decide(ctx, call)
         except PluginHookError as exc:
-            result = self._contain(ctx, call, exc, f"call to {call.name!r} was not run")
-        except HookTimeout as exc:
-            result = ToolResult.error(f"call to {call.name!r} was not run: {exc}")
+            result = self._contain(ctx, call, [exc], f"call to {call.name!r} was not run")
+            rejected = None if gated else ev.Rejection.PLUGIN_FAILED
         except Exception as exc:  # not the model's, not a tool's, not a plugin's: greenroom's own
             result = self._internal_error(ctx, call, exc)
+            rejected = None if gated else ev.Rejection.INTERNAL_ERROR
         result = self._bound(ctx, call, result)
         if call.name in rt.tools and call.name not in ctx.hidden:
             ctx.usage.record(ctx.step, call.name)
-        try:
-            await self._hook(ctx, "greenroom_after_tool_execute", call=call, result=result)
-        except PluginHookError as exc:
-            result = self._contain(ctx, call, exc, f"the result of {call.name!r} is withheld")
-        except HookTimeout as exc:
-            result = ToolResult.error(f"the result of {call.name!r} is withheld: {exc}")
-        rt.events.emit(
+        if rejected is not None:
+            ctx.emit(ev.ToolCallRejected(step=ctx.step, call_id=call.id, tool=call.name, reason=rejected.value))
+        else:
+            # every plugin sees the call, even when one of them fails: an audit loses nothing
+            _, failures = await rt.host.call_each("greenroom_after_tool_execute", ctx=ctx, call=call, result=result)
+            if failures:
+                result = self._contain(ctx, call, failures, f"the result of {call.name!r} is withheld")
+        ctx.emit(
             ev.ToolExecuted(
                 step=ctx.step,
                 call_id=call.id,
@@ -130,14 +139,12 @@ class ToolCalls:
         return call, result
 
     async def _resolve(self, ctx: RunContext, call: ToolCall) -> ToolCall:
-        resolved = await self._hook(ctx, "greenroom_resolve_tool_call", first=True, call=call)
+        resolved = await self._rt.host.call("greenroom_resolve_tool_call", ctx=ctx, call=call)
         if resolved is None or resolved == call:
             return call
         # a hook's call is bounded like the model's: its arguments reach events and the session
         resolved = attrs.evolve(within_bounds(resolved), id=call.id)
-        self._rt.events.emit(
-            ev.ToolCallResolved(step=ctx.step, call_id=call.id, requested=call.name, resolved=resolved.name)
-        )
+        ctx.emit(ev.ToolCallResolved(step=ctx.step, call_id=call.id, requested=call.name, resolved=resolved.name))
         return resolved
 
     async def _load_group_of(self, ctx: RunContext, name: str) -> None:
@@ -160,56 +167,39 @@ class ToolCalls:
             log.debug("loading group %s for a call of %s failed: %s", group.id, name, exc)
 
     async def _decide(self, ctx: RunContext, call: ToolCall) -> tuple[ToolResult, str | None]:
-        """The result, and ``"gate"`` when a gate blocked or answered the call."""
-        problem = self._precheck(ctx, call)
-        if problem is not None:
-            return problem, None
+        """The result of a call that passed the checks, and ``"gate"`` when a gate blocked
+        or answered it."""
         tool = self._rt.tools[call.name]
-        decision = await self._hook(ctx, "greenroom_before_tool_execute", first=True, call=call, tool=tool.descriptor)
+        decision = await self._rt.host.call("greenroom_before_tool_execute", ctx=ctx, call=call, tool=tool.descriptor)
         if decision is not None and decision.action == "block":
             return ToolResult.error(f"call to {call.name!r} was blocked: {decision.reason}"), "gate"
         if decision is not None and decision.action == "answer":
             return decision.result or ToolResult(""), "gate"
         return await self._execute(ctx, tool, call), None
 
-    async def _hook(self, ctx: RunContext, hook: str, *, first: bool = False, **kwargs: Any) -> Any:
-        """A per-call hook, bounded by the agent's tool timeout: a plugin that waits forever
-        (on a lock, a server) costs one call, not the run. A sync implementation that blocks
-        the event loop cannot be interrupted; an awaiting one is cancelled."""
-        host = self._rt.host
-        call = host.call_first if first else host.call
-        if not host.can_wait(hook):  # the hot path: no deadline to keep where nothing can wait
-            return await call(hook, ctx=ctx, **kwargs)
-        limit = self._rt.agent.tool_timeout
-        try:
-            with anyio.fail_after(limit):
-                return await call(hook, ctx=ctx, **kwargs)
-        except TimeoutError:
-            raise HookTimeout(hook, limit) from None
-
-    def _precheck(self, ctx: RunContext, call: ToolCall) -> ToolResult | None:
+    def _precheck(self, ctx: RunContext, call: ToolCall) -> tuple[ToolResult, ev.Rejection] | None:
         """Unknown or hidden tool, a tool whose schema is invalid, malformed, too deeply
-        nested or invalid arguments -> an error result."""
+        nested or invalid arguments -> an error result, and why the call is refused."""
         tools = self._rt.tools
         unusable = tools.problem(call.name)  # known even before its group loads
         if unusable is not None and call.name not in ctx.hidden:
-            return ToolResult.error(unusable_message(call.name, unusable))
+            return ToolResult.error(unusable_message(call.name, unusable)), ev.Rejection.UNUSABLE_TOOL
         if call.name not in tools or call.name in ctx.hidden:
-            return ToolResult.error(_unknown_tool_message(ctx, call.name))
+            return ToolResult.error(_unknown_tool_message(ctx, call.name)), ev.Rejection.UNKNOWN_TOOL
         if nested_too_deeply(call):
-            return ToolResult.error(too_deep_message(call.name))
+            return ToolResult.error(too_deep_message(call.name)), ev.Rejection.MALFORMED_ARGUMENTS
         if call.arguments is None:
             raw = (call.raw_arguments or "")[:500]
-            return ToolResult.error(
-                f"the arguments for {call.name!r} are not a JSON object: {raw!r}. "
-                "Send the arguments as one JSON object."
-            )
+            message = f"the arguments for {call.name!r} are not a JSON object: {raw!r}. "
+            message += "Send the arguments as one JSON object."
+            return ToolResult.error(message), ev.Rejection.MALFORMED_ARGUMENTS
         try:
             problems = validation_problems(tools, call.name, call.arguments)
         except UnusableToolError as exc:  # found only now: by the meta-schema, or validation raised
-            return ToolResult.error(str(exc))
+            return ToolResult.error(str(exc)), ev.Rejection.UNUSABLE_TOOL
         if problems:
-            return ToolResult.error(invalid_arguments_message(tools[call.name].descriptor, problems))
+            message = invalid_arguments_message(tools[call.name].descriptor, problems)
+            return ToolResult.error(message), ev.Rejection.INVALID_ARGUMENTS
         return None
 
     async def _execute(self, ctx: RunContext, tool: Tool, call: ToolCall) -> ToolResult:
@@ -230,10 +220,11 @@ class ToolCalls:
         except anyio.get_cancelled_exc_class():
             raise
         except PluginHookError as exc:  # a hook the tool reached through ctx.run (a search)
-            return self._contain(ctx, call, exc, f"tool {call.name!r} failed")
-        except (Exception, SystemExit) as exc:
+            return self._contain(ctx, call, [exc], f"tool {call.name!r} failed")
+        except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
             # SystemExit too: a tool wrapping a command line (argparse, sys.exit) ends its own
-            # call, not greenroom (from a worker thread it would leave the process hanging)
+            # call, not greenroom (from a worker thread it would leave the process hanging);
+            # a KeyboardInterrupt or GeneratorExit a tool raises is its failure, not Ctrl-C
             error = first_error(exc)
             return ToolResult.error(f"tool {call.name!r} failed: {type(error).__name__}: {error}")
         return ToolResult.from_value(value)
@@ -242,7 +233,7 @@ class ToolCalls:
         """The result cut to ``max_result_tokens``, whichever source produced it."""
         bounded, cut = bound_result(result, self._rt.agent.max_result_tokens)
         if cut is not None:
-            self._rt.events.emit(
+            ctx.emit(
                 ev.ResultCut(
                     step=ctx.step,
                     call_id=call.id,
@@ -260,25 +251,19 @@ class ToolCalls:
         """The error result of a call greenroom failed on; the traceback goes to the trace only."""
         log.debug("internal error while running %r", call.name, exc_info=exc)
         try:
-            self._rt.events.emit(ev.InternalError.of(exc, ctx.step, call.id, call.name))
+            ctx.emit(ev.InternalError.of(exc, ctx.step, call.id, call.name))
         except Exception:  # the listener that failed may fail again: the result still goes out
             log.warning("could not report an internal error on %r", call.name, exc_info=True)
         return ToolResult.error(f"internal error in greenroom while running {call.name!r}; the call was not completed")
 
-    def _contain(self, ctx: RunContext, call: ToolCall, exc: PluginHookError, what: str) -> ToolResult:
-        """Report a per-call hook's failure and give the model an error result instead."""
-        log.debug("%s", exc, exc_info=exc.error)
-        self._rt.events.emit(ev.PluginError.of(exc, ctx.step, call.id))
-        return ToolResult.error(f"{what}: plugin {exc.plugin!r} failed in {exc.hook}: {exc.reason}")
-
-
-class HookTimeout(Exception):
-    """A per-call hook that did not finish within the agent's tool timeout."""
-
-    def __init__(self, hook: str, seconds: float) -> None:
-        self.hook = hook
-        self.seconds = seconds
-        super().__init__(f"the plugin hook {hook} did not finish within {seconds:g} s")
+    def _contain(self, ctx: RunContext, call: ToolCall, failures: list[PluginHookError], what: str) -> ToolResult:
+        """Report per-call hook failures and give the model an error result instead, naming
+        the first plugin that failed."""
+        for exc in failures:
+            log.debug("%s", exc, exc_info=exc.error)
+            ctx.emit(ev.PluginError.of(exc, ctx.step, call.id))
+        first = failures[0]
+        return ToolResult.error(f"{what}: plugin {first.plugin!r} failed in {first.hook}: {first.reason}")
 
 
 def _unknown_tool_message(ctx: RunContext, name: str) -> str:

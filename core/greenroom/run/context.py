@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import enum
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
@@ -52,6 +56,18 @@ class Decision:
         return cls("answer", result=result)
 
 
+class RunKind(enum.Enum):
+    """Who takes a run's turns: what answers the requests its steps build."""
+
+    AGENT = "agent"
+    """A model answers each request and asks for tool calls (``Runtime.run``)."""
+    CLIENT = "client"
+    """An MCP client of ``greenroom serve`` calls tools itself: each call is a turn of
+    its own (a client turn), with no model response, so AfterInference is not called."""
+    PREVIEW = "preview"
+    """The first request is built and nothing is sent (``Runtime.preview``, ``inspect``)."""
+
+
 @attrs.frozen
 class RunOutcome:
     """How a run ended: its answer (``final``), or why it stopped.
@@ -64,7 +80,7 @@ class RunOutcome:
     run_id: str
     text: str
     steps: int
-    stop_reason: Literal["final", "max_steps", "cancelled", "error"]
+    stop_reason: Literal["final", "max_steps", "cancelled", "error", "preview"]
     usage: Usage
     error: str | None = None
     failure: RunFailure | None = None
@@ -73,7 +89,8 @@ class RunOutcome:
 class RunContext:
     """What plugins see of a run: the whole plugin surface. Tools never see this.
 
-    Identity: ``run_id``, ``session_id``, ``input``, ``step``, ``agent``.
+    Identity: ``run_id``, ``session_id``, ``input``, ``step``, ``agent``, ``kind`` (who
+    takes the turns: a model, a gateway client, or nobody in a preview).
     State: ``state`` (this run), ``session_state``, ``profile_state``, and the shared
     vocabulary ``usage`` (calls of this run) and ``priors`` (learned per agent).
     Tools, scoped: ``tools`` (the loaded tools this agent may use),
@@ -86,11 +103,23 @@ class RunContext:
     when the runtime closes), ``config_dir`` (where a config key's relative paths point).
     """
 
-    def __init__(self, runtime: Runtime, session: Session, run_id: str, user_input: str) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        session: Session,
+        run_id: str,
+        user_input: str,
+        *,
+        agent: AgentConfig | None = None,
+        kind: RunKind = RunKind.AGENT,
+    ) -> None:
         self._runtime = runtime
         self._session = session
+        self._agent = agent or runtime.agent
+        self._loop_thread = threading.get_ident()  # events from a hook's worker thread are sent here
         self.run_id = run_id
         self.input = user_input
+        self.kind = kind
         self.step = 0
         self.state = StateStore(runtime.registry, Scope.RUN)
         self.scope = ToolScope()
@@ -106,7 +135,8 @@ class RunContext:
 
     @property
     def agent(self) -> AgentConfig:
-        return self._runtime.agent
+        """The agent this run is for (in ``greenroom serve --per-client``, its id names the client)."""
+        return self._agent
 
     @property
     def session_state(self) -> StateStore:
@@ -203,6 +233,16 @@ class RunContext:
 
     # ---------------------------------------------------------------- doing things
     def emit(self, event: ev.Event) -> None:
+        """Send an event to the runtime's listeners and to every plugin's ``greenroom_event``.
+        A plain hook runs in a worker thread: its events are handed to the event loop."""
+        if threading.get_ident() != self._loop_thread:
+            from anyio.from_thread import run_sync
+
+            try:
+                run_sync(self._runtime.events.emit, event)
+                return
+            except RuntimeError:  # a thread anyio did not start: emit where we are
+                pass
         self._runtime.events.emit(event)
 
     async def search(
@@ -225,3 +265,22 @@ class RunContext:
         the file that set it); None for a runtime built in Python, not from a file."""
         cfg = self._runtime.config
         return None if cfg is None else cfg.dir_of(key)
+
+
+_current: ContextVar[RunContext | None] = ContextVar("greenroom_current_run", default=None)
+
+
+def current_run() -> RunContext | None:
+    """The run whose phase is executing in this task (and the tasks it started), if any:
+    the run an event emitted here belongs to."""
+    return _current.get()
+
+
+@contextmanager
+def activate(ctx: RunContext) -> Iterator[None]:
+    """Make ``ctx`` the current run for the duration."""
+    token = _current.set(ctx)
+    try:
+        yield
+    finally:
+        _current.reset(token)

@@ -74,7 +74,7 @@ class Scoping:
         out: list[tuple[str, HideReason]] = []
         for plugin, names in await host.call_attributed("greenroom_hidden_tools", ctx=ctx, tools=tools):
             why = HideReason(HiddenBy.PLUGIN, plugin)
-            out.extend((str(n), why) for n in ([names] if isinstance(names, str) else names))
+            out.extend((n, why) for n in names)  # a collection of str: checked where it was answered
         return out
 
     async def scope(self, ctx: RunContext) -> None:

@@ -1,28 +1,25 @@
 """One client of the gateway as one greenroom run: its session, its view, its calls.
 
-A client session is a run that lasts as long as the client stays connected. RunStart
-when it starts, the run's scope, then BeforeInference on a request draft gives what the
-client sees (the draft's tools and system text); each call the client makes is one step:
-AfterInference with that call, the call through greenroom's call path, then the next
-step's BeforeInference (whose tools may differ: a strategy that adds found tools).
-RunEnd when the client leaves, so what the plugins learn from its calls is kept.
+A connected client holds a ``Run`` of kind ``CLIENT`` (``greenroom.run.driver``) that
+lasts as long as it stays connected: started on its first request, its first step's
+request is what the client sees (the tools, and the system sections' text as the
+instructions). Each call the client makes is a client turn: the call through
+greenroom's call path, then the next step's request (whose tools may differ: a strategy
+that adds found tools). RunEnd when the client leaves, so what the plugins learn from
+its calls is kept.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
 
-from greenroom import events as ev
 from greenroom.config import AgentConfig
-from greenroom.models import Message, ModelResponse, RequestDraft, SystemSection, ToolCall
-from greenroom.run.calls import ToolCalls
-from greenroom.run.context import RunContext, RunOutcome
-from greenroom.run.scope import keep_in_scope
+from greenroom.models import ModelRequest
+from greenroom.run.context import RunContext, RunKind
 from greenroom.tools import ToolDescriptor, ToolResult
 
 if TYPE_CHECKING:
@@ -39,17 +36,10 @@ class ClientView:
     def tool_names(self) -> tuple[str, ...]:
         return tuple(d.name for d in self.tools)
 
-
-class _ClientContext(RunContext):
-    """A run context whose agent id may name the client (``--per-client``)."""
-
-    def __init__(self, runtime: Runtime, agent: AgentConfig, **kw: Any) -> None:
-        super().__init__(runtime, **kw)
-        self._agent = agent
-
-    @property
-    def agent(self) -> AgentConfig:
-        return self._agent
+    @classmethod
+    def of(cls, request: ModelRequest) -> ClientView:
+        text = "\n\n".join(s.text for s in request.system if s.text.strip())
+        return cls(tuple(request.tools), text)
 
 
 def agent_for(runtime: Runtime, client_name: str | None) -> AgentConfig:
@@ -61,80 +51,53 @@ def agent_for(runtime: Runtime, client_name: str | None) -> AgentConfig:
 
 
 class ClientRun:
-    """The run of one connected client. ``start`` before anything, ``end`` once."""
+    """The run of one connected client. ``ready`` before anything, ``end`` once."""
 
-    def __init__(self, runtime: Runtime, calls: ToolCalls, *, client_name: str | None = None) -> None:
-        self._rt = runtime
-        self._calls = calls
+    def __init__(self, runtime: Runtime, *, client_name: str | None = None) -> None:
         self.client_name = client_name
         self.session = runtime.session()
         agent = agent_for(runtime, client_name) if client_name else runtime.agent
-        self.ctx = _ClientContext(runtime, agent, session=self.session, run_id=uuid.uuid4().hex[:12], user_input="")
+        self.run = runtime.start_run(self.session, kind=RunKind.CLIENT, agent=agent)
         self.view = ClientView((), "")
         self.calls_made = 0
         self._lock = anyio.Lock()  # the phases of one client's steps never interleave
         self._start_lock = anyio.Lock()
-        self._started = False
-        self._ended = False
+
+    @property
+    def ctx(self) -> RunContext:
+        return self.run.ctx
 
     async def ready(self) -> None:
         """Start the run unless it started already (the client's requests may race)."""
         async with self._start_lock:
-            if not self._started:
+            if not self.run.started:
                 await self.start()
-                self._started = True
 
     async def start(self) -> ClientView:
-        rt, ctx = self._rt, self.ctx
-        self.session.runs += 1
-        rt.events.emit(ev.RunStarted(run_id=ctx.run_id, session_id=self.session.id, agent_id=ctx.agent.id, input=""))
         async with self._lock:
-            await rt.host.call("greenroom_run_start", ctx=ctx)
-            await rt.scoping.scope(ctx)
-            self.view = await self._step()
+            await self.run.start()
+            self.view = ClientView.of(await self.run.next_request())
         return self.view
-
-    async def _step(self) -> ClientView:
-        """The next step's request, as far as a client sees it: tools and system text."""
-        ctx = self.ctx
-        ctx.step += 1
-        # the client holds the conversation, not greenroom: the draft carries no messages
-        draft = RequestDraft(
-            system=[SystemSection("agent", "")], tools=ctx.visible_descriptors(), messages=[], step=ctx.step
-        )
-        await self._rt.host.call("greenroom_before_inference", ctx=ctx, request=draft)
-        keep_in_scope(ctx, draft)
-        text = "\n\n".join(s.text for s in draft.system if s.text.strip())
-        return ClientView(tuple(draft.tools), text)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> tuple[ToolResult, bool]:
         """Run one call the client made; returns its result and whether the view changed."""
-        rt, ctx = self._rt, self.ctx
-        call = ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=name, arguments=dict(arguments or {}))
         async with self._lock:
-            step = ctx.step
-            response = ModelResponse(message=Message(role="assistant", content="", tool_calls=(call,)))
-            await rt.host.call("greenroom_after_inference", ctx=ctx, response=response)
-        result = await self._calls.run_call(ctx, call)
+            step = self.ctx.step
+            call = self.run.take_client_call(name, arguments)
+        result = await self.run.call_tool(call)
         self.calls_made += 1
-        # a step counts once the client acted on it: a client that only looked teaches nothing
-        ctx.usage.steps = max(ctx.usage.steps, step)
         async with self._lock:
-            if ctx.step != step:  # another call of this client moved the step on already
+            if self.ctx.step != step:  # another call of this client moved the step on already
                 return result, False
             before = self.view
-            self.view = await self._step()
-        return result, self.view.tool_names() != before.tool_names() or self.view.instructions != before.instructions
+            self.view = ClientView.of(await self.run.next_request())
+        return result, self.view != before
 
     async def end(self, *, cancelled: bool = False) -> None:
         """RunEnd for every plugin (once), then the trace's last event for this client."""
-        if self._ended:
+        if self.run.ended or not self.run.started:
             return
-        self._ended = True
-        rt, ctx = self._rt, self.ctx
-        outcome = RunOutcome(ctx.run_id, "", ctx.step, "cancelled" if cancelled else "final", ctx.usage_total)
-        with anyio.CancelScope(shield=True):
-            await rt.finish(ctx, outcome)
+        await self.run.end(self.run.outcome_of("cancelled" if cancelled else "final"))
 
 
 __all__ = ["ClientRun", "ClientView", "agent_for"]

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from greenroom.mcp.sdk import mcp_types
-from greenroom.run.calls import ToolCalls
 from greenroom.serve.client import ClientRun
 from greenroom.serve.results import to_call_result, to_mcp_tool
 from greenroom.serve.upstream import Upstream, mcp_servers
@@ -42,7 +41,6 @@ class Gateway:
     def __init__(self, runtime: Runtime, *, per_client: bool = False, name: str = "greenroom") -> None:
         self.runtime = runtime
         self.per_client = per_client
-        self.calls = ToolCalls(runtime)
         self.upstream = Upstream(mcp_servers(runtime))
         self.clients: set[ClientRun] = set()
         self.instructions = ""
@@ -50,7 +48,7 @@ class Gateway:
 
     async def prepare(self) -> None:
         """Work out what a new client is told before it asks anything: the instructions."""
-        probe = ClientRun(self.runtime, self.calls)
+        probe = ClientRun(self.runtime)
         view = await probe.start()
         await probe.end()  # it made no call: nothing is learned from it
         self.instructions = view.instructions
@@ -66,12 +64,14 @@ class Gateway:
     # -- clients -------------------------------------------------------------------------
     async def client(self, ctx: ServerRequestContext[Any, Any]) -> ClientRun:
         """The run of the client that sent this request; started on its first request."""
-        conn = ctx.session._connection  # the per-client connection: its state and teardown
+        # the per-client connection, for its state and its teardown: the 2025-11-25 SDK
+        # hands the low-level handlers no public way to it (sessions go with 2026-07-28)
+        conn = ctx.session._connection
         run: ClientRun | None = conn.state.get(_STATE_KEY)
         if run is None:
             params = conn.client_params
             name = params.client_info.name if params is not None and self.per_client else None
-            run = ClientRun(self.runtime, self.calls, client_name=name)
+            run = ClientRun(self.runtime, client_name=name)
             conn.state[_STATE_KEY] = run
             self.clients.add(run)
             conn.exit_stack.push_async_callback(self._end, run)

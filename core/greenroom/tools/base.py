@@ -11,12 +11,13 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
-if TYPE_CHECKING:
-    from greenroom.run.context import RunContext
+RunT = TypeVar("RunT")
+"""What a plugin's tool sees of the run: ``RunContext`` (``ToolCallContext[RunContext]``).
+Tools know nothing of runs, so the type comes from the plugin that annotates it."""
 
 Deferrable = Literal["never", "automatic", "always"]
 """A tool owner's word on deferral: ``never`` keeps the full schema, ``always`` defers
@@ -81,12 +82,13 @@ to the MCP client's request); a call's ``ToolCallContext.progress`` comes from i
 
 
 @attrs.frozen
-class ToolCallContext:
+class ToolCallContext(Generic[RunT]):
     """All a tool may know about the call it serves.
 
     ``run`` is the run's ``RunContext``, given only to tools a plugin contributed (through
     ``greenroom_tools``): such a tool, a tool search say, needs run state that user tools
-    never see. It is None for every other tool. ``progress`` reports how far the call is
+    never see, and annotates its context as ``ToolCallContext[RunContext]``. It is None
+    for every other tool. ``progress`` reports how far the call is
     to whoever listens (an MCP client of ``greenroom serve``); None when nobody does.
     """
 
@@ -94,7 +96,7 @@ class ToolCallContext:
     run_id: str
     tool_name: str
     logger: logging.Logger = attrs.field(factory=lambda: logging.getLogger("greenroom.tools"))
-    run: RunContext | None = attrs.field(default=None, repr=False)
+    run: RunT | None = attrs.field(default=None, repr=False)
     progress: Progress | None = attrs.field(default=None, repr=False)
 
 

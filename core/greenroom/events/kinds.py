@@ -1,20 +1,11 @@
-"""Typed events for every phase, an in-process bus, and the JSONL trace writer.
-
-The same events feed logging, the CLI's live view, traces and the tests. Plugins define
-events of their own by subclassing ``Event``: the trace writes any event through
-``to_json`` and the live view prints any event through ``describe`` and ``style``, so
-nothing here needs to know a plugin's events.
-"""
+"""Every event a run emits, as typed records: what the trace writes and the live view shows."""
 
 from __future__ import annotations
 
+import enum
 import json
-import os
-import time
 import traceback
-from collections.abc import Callable
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import attrs
 
@@ -47,6 +38,8 @@ class RunStarted(Event):
     session_id: str = ""
     agent_id: str = ""
     input: str = ""
+    run_kind: str = "agent"
+    """Who takes the turns: ``agent`` (a model), ``client`` (a gateway client), ``preview``."""
 
 
 @attrs.frozen
@@ -109,6 +102,51 @@ class ToolCallResolved(Event):
 
     def describe(self) -> str:
         return f"  resolved {self.requested} -> {self.resolved}"
+
+
+@attrs.frozen
+class ClientCalled(Event):
+    """A client's turn (``greenroom serve``): the client called a tool itself, with no model
+    response before it (so no ``response`` event and no AfterInference)."""
+
+    kind: str = attrs.field(init=False, default="client_call")
+    step: int = 0
+    call_id: str = ""
+    tool: str = ""
+
+    def describe(self) -> str:
+        return f"client calls {self.tool}"
+
+
+class Rejection(enum.Enum):
+    """Why a call was refused before any gate saw it."""
+
+    UNKNOWN_TOOL = "unknown_tool"
+    UNUSABLE_TOOL = "unusable_tool"
+    MALFORMED_ARGUMENTS = "malformed_arguments"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    PLUGIN_FAILED = "plugin_failed"
+    INTERNAL_ERROR = "internal_error"
+
+
+@attrs.frozen
+class ToolCallRejected(Event):
+    """A call refused before BeforeToolExecute (unknown tool, invalid arguments, a resolve
+    hook that failed): no gate saw it and AfterToolExecute is not called for it. Its error
+    result follows as ``tool_result``."""
+
+    kind: str = attrs.field(init=False, default="tool_rejected")
+    step: int = 0
+    call_id: str = ""
+    tool: str = ""
+    reason: str = ""
+
+    def describe(self) -> str:
+        return f"  rejected {self.tool}: {self.reason}"
+
+    @property
+    def style(self) -> str:
+        return "red"
 
 
 @attrs.frozen
@@ -335,49 +373,3 @@ def short(value: Any, width: int = 90) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 3] + "..."
-
-
-Listener = Callable[[Event], None]
-
-
-class EventBus:
-    """Delivers each event to every listener, in the order they subscribed."""
-
-    def __init__(self) -> None:
-        self._listeners: list[Listener] = []
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
-
-    def emit(self, event: Event) -> None:
-        for listener in list(self._listeners):
-            listener(event)
-
-
-class TraceWriter:
-    """Writes one JSON object per event to a file, flushed line by line.
-
-    A new trace file is readable by its owner only (0600): it holds the conversation and
-    every tool's output. An existing file is appended to and keeps the mode it has.
-    """
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._fh: IO[bytes] = os.fdopen(fd, "ab")
-
-    def __call__(self, event: Event) -> None:
-        record = {"ts": round(time.time(), 6), **event.to_json()}
-        try:
-            line = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8")
-        except UnicodeEncodeError:
-            # a lone surrogate (a file name that was not UTF-8, say) cannot be UTF-8: escape it,
-            # which JSON reads back to the same string
-            line = json.dumps(record, ensure_ascii=True, default=str).encode("ascii")
-        self._fh.write(line + b"\n")
-        self._fh.flush()
-
-    def close(self) -> None:
-        self._fh.close()
