@@ -98,8 +98,8 @@ def run_cmd(
 
     Exit status: 0 answered; 1 the run stopped without an answer or failed; 2 a bad
     config or session file; 75 the session is in use by another run; 130 cancelled with
-    Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (the session is saved with everything up to
-    that point).
+    Ctrl-C (the session is saved with everything up to that point); after SIGTERM or
+    SIGHUP, saved the same way, the process ends by that signal (a shell says 143, 129).
     """
     from asyncio import CancelledError
 
@@ -164,7 +164,7 @@ def run_cmd(
         name = signal.Signals(ending.signum).name
         saved = f"; session saved to {saved_to}" if saved_to else ""
         _say(f"run cancelled ({name}){saved}" if outcome is None else f"{name} received; the run had ended{saved}")
-        _leave(128 + ending.signum)
+        _end_by(ending.signum)
     if outcome is None:
         _leave(EXIT_CANCELLED)
     if quiet:
@@ -184,8 +184,9 @@ class _Ending:
     """SIGTERM and SIGHUP end ``greenroom run`` the way one Ctrl-C does.
 
     While the run goes on, the first such signal cancels it: RunEnd runs, the trace ends
-    with ``run_end`` ("cancelled"), the session is saved, and the process exits with
-    128 + the signal's number. A second one while the run winds down ends the process at
+    with ``run_end`` ("cancelled"), the session is saved, and then the process ends by
+    that same signal, as a program that cleans up on a signal should (its parent sees it
+    killed by the signal; a shell reports 128 + its number). A second one while the run winds down ends the process at
     once, as a second Ctrl-C does. Before the run starts (the config is read, servers
     start) nothing is lost, so the signal ends the process as it always did, its MCP
     servers stopped first; after the run ends it waits until the session is saved. A
@@ -279,6 +280,20 @@ async def _drive(rt: Any, sess: Any, user_input: str, ending: _Ending) -> Any:
         # servers and clients close even when Ctrl-C cancelled the run
         with anyio.CancelScope(shield=True):
             await rt.aclose()
+
+
+def _end_by(signum: int) -> NoReturn:
+    """End the process by ``signum`` once everything is saved and the exit hooks ran (which
+    a death by signal skips), so whoever waits for it sees what the signal asked for."""
+    run_exit_hooks = getattr(atexit, "_run_exitfuncs", None)  # CPython's own, as at exit
+    if run_exit_hooks is not None:
+        run_exit_hooks()
+    with contextlib.suppress(OSError):  # a terminal that hung up
+        sys.stdout.flush()
+        sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    os._exit(128 + signum)  # pragma: no cover - the signal ended the process
 
 
 def _leave(code: int) -> NoReturn:
