@@ -250,3 +250,15 @@ def test_lower_layers_never_import_higher_ones_not_even_for_types() -> None:
 def test_core_keeps_few_modules_at_its_top() -> None:
     top = sorted(p.name for p in CORE.glob("*.py") if p.name != "__init__.py")
     assert len(top) <= MAX_MODULES_PER_PACKAGE, top
+
+
+def test_only_the_run_package_reaches_inside_a_run_context() -> None:
+    bad = []
+    for base in (CORE, PLUGINS):
+        for path in sorted(base.rglob("*.py")):
+            if path.is_relative_to(CORE / "run"):
+                continue
+            for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if "ctx._runtime" in line or "ctx._session" in line:
+                    bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert not bad, "\n".join(bad)

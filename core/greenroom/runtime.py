@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from greenroom import events as ev
+from greenroom._support.redact import Secrets
 from greenroom.config import AgentConfig
 from greenroom.models import Model, ModelRequest, supports_native_tool_search
 from greenroom.plugins.host import PluginHost
@@ -100,6 +101,9 @@ class Runtime:
         self.profile_state = StateStore(self.registry, Scope.PROFILE)
         self.accounting = RequestAccounting()
         self._closers: list[Any] = []
+        self.secrets = Secrets()
+        """Values no tool result or error the model reads may show (an MCP server's env and
+        header values, URL credentials, in every encoding ``Secrets`` knows)."""
         self.tool_calls = ToolCalls(self)
         self._delivering = False
 

@@ -40,6 +40,7 @@ class FailureKind(enum.Enum):
     UNMARKED_HOOK = "unmarked-hook"  # named like a hook, but without @hookimpl
     BAD_CONFIG_CLASS = "bad-config-class"  # not attrs, or its schema cannot be derived
     START = "start"  # the constructor raised
+    NAME_CLAIMED = "name-claimed"  # another distribution names a plugin the same
 
 
 @attrs.frozen

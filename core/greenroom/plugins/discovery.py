@@ -167,13 +167,29 @@ def _load(ep: md.EntryPoint) -> type[Plugin] | Problem:
     return obj
 
 
+def _claimed(name: str, distributions: set[str]) -> Problem:
+    """Two distributions name a plugin the same: neither is loaded, rather than one
+    picked by install order without a word."""
+    names = " and ".join(sorted(distributions))
+    return Problem(
+        FailureKind.NAME_CLAIMED,
+        f"the plugin name {name!r} is claimed by the distributions {names}; uninstall one of them, "
+        "or rename its entry point",
+    )
+
+
 def discover(group: str = ENTRY_POINT_GROUP) -> list[PluginRecord]:
     """Find, load and validate every plugin in the entry-point group, each on its own:
     one broken distribution is a failed record, never an exception."""
     seen: dict[str, md.EntryPoint] = {}
+    claims: dict[str, set[str]] = {}
     for ep in md.entry_points(group=group):
         seen.setdefault(ep.name, ep)  # one distribution installed twice lists it twice
-    loaded = {name: _load(seen[name]) for name in sorted(seen)}
+        dist = getattr(ep, "dist", None)
+        claims.setdefault(ep.name, set()).add(dist.name if dist is not None else ep.value)
+    loaded = {
+        name: _load(seen[name]) if len(claims[name]) == 1 else _claimed(name, claims[name]) for name in sorted(seen)
+    }
     # every plugin's own hooks first: a plugin may implement another's, enabled or not
     catalog, refused = catalog_of((name, found) for name, found in loaded.items() if not isinstance(found, Problem))
     records = []

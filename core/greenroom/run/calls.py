@@ -123,7 +123,7 @@ class ToolCalls:
             # every plugin sees the call, even when one of them fails: an audit loses nothing
             _, failures = await rt.host.call_each("greenroom_after_tool_execute", ctx=ctx, call=call, result=result)
             if failures:
-                result = self._contain(ctx, call, failures, f"the result of {call.name!r} is withheld")
+                result = self._masked(self._contain(ctx, call, failures, f"the result of {call.name!r} is withheld"))
         ctx.emit(
             ev.ToolExecuted(
                 step=ctx.step,
@@ -229,8 +229,19 @@ class ToolCalls:
             return ToolResult.error(f"tool {call.name!r} failed: {type(error).__name__}: {error}")
         return ToolResult.from_value(value)
 
+    def _masked(self, result: ToolResult) -> ToolResult:
+        """The result with every secret the runtime knows masked, whichever source produced
+        it (a tool, an error, a plugin's failure)."""
+        secrets = self._rt.secrets
+        if secrets:
+            masked = secrets.mask(result.content)
+            if masked != result.content:  # the source's own blocks held it too: only the masked text goes on
+                result = attrs.evolve(result, content=masked, blocks=None, structured=None)
+        return result
+
     def _bound(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> ToolResult:
-        """The result cut to ``max_result_tokens``, whichever source produced it."""
+        """The result masked and cut to ``max_result_tokens``, whichever source produced it."""
+        result = self._masked(result)
         bounded, cut = bound_result(result, self._rt.agent.max_result_tokens)
         if cut is not None:
             ctx.emit(
