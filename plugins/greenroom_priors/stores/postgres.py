@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from greenroom_priors.store import StoreError
-from greenroom_priors.stores.urls import redact
+from greenroom_priors.stores.urls import hide_url_secrets, redact
 
 TABLE = "greenroom_profiles"
 _LOCK_KEY = 0x67726D31  # advisory lock that serialises concurrent schema creation
@@ -50,9 +50,9 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ connection
     def _error(self, exc: BaseException, doing: str) -> StoreError:
-        return StoreError(
-            f"PostgreSQL profile store {redact(self.url)}: cannot {doing}: {type(exc).__name__}: {str(exc).strip()}"
-        )
+        detail = hide_url_secrets(str(exc).strip(), self.url)  # psycopg quotes parts of the URL it was given
+        where = f"PostgreSQL profile store {redact(self.url)}"
+        return StoreError(f"{where}: cannot {doing}: {type(exc).__name__}: {detail}")
 
     def _connection(self) -> Any:
         import psycopg

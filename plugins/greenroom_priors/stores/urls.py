@@ -7,9 +7,9 @@ apart from both.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
-from greenroom import state_dir
+from greenroom import public_url, state_dir
 from greenroom_priors.store import StoreError
 
 DEFAULT_FILE = "priors.sqlite3"
@@ -31,16 +31,40 @@ def scheme_of(url: str) -> str:
 
 
 def redact(url: str) -> str:
-    """The URL with any password replaced, for messages and events."""
+    """``url`` as messages and events show it: without user info, query or fragment
+    (where a password or a ``?password=`` sits), by core's ``greenroom.public_url``. A
+    URL without a host (``sqlite:///path``) keeps the ``//`` it was written with, which
+    ``public_url`` would drop (``sqlite:/path``); it has no user info to hide. A URL
+    that does not parse shows only its scheme."""
     try:
         parts = urlsplit(url)
+        shown = public_url(url)
     except ValueError:
-        return url
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = (parts.username or "") + ":***"
-    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+        return f"{url.partition(':')[0]}://(a URL that does not parse)"
+    if not parts.netloc and url[len(parts.scheme) :].startswith("://"):
+        return f"{parts.scheme}://{parts.path}"
+    return shown
+
+
+SECRET_PARAMETERS = ("pass", "secret", "token", "key", "auth")
+"""Query parameters whose values a message must not quote (``password``, ``sslpassword``,
+``api_key``...); other values (``sslmode=require``) are settings a reader needs."""
+
+
+def hide_url_secrets(text: str, url: str) -> str:
+    """``text`` (a database driver's message, which may quote the URL it was given)
+    without the URL's password and secret query values; when the URL does not parse,
+    only that the details are hidden."""
+    try:
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query)
+        found = [parts.password or "", *(v for k, v in query if any(w in k.lower() for w in SECRET_PARAMETERS))]
+    except ValueError:
+        return "(details hidden: the store URL does not parse)"
+    values = {form for value in found for form in (value, unquote(value)) if len(form) >= 4}
+    for value in sorted(values, key=len, reverse=True):  # a secret containing another goes whole
+        text = text.replace(value, "***")
+    return text
 
 
 def describe(store: Any) -> str:
