@@ -4,6 +4,11 @@ This namespace is the whole public surface: tool authors need ``tool``, plugin a
 ``Plugin``, ``hookimpl`` and what their hooks receive, and first-party plugins import
 nothing else. Names load on first use, so ``import greenroom`` (and ``greenroom --help``)
 pays only for what a command touches.
+
+``_EXPORTS`` is the one list of that surface: ``__all__`` is made from it, and the
+``TYPE_CHECKING`` block repeats it for type checkers, one ``X as X`` re-export per name
+(tests/core/test_exports.py holds the two together). Classes and functions say they
+are ``greenroom.X`` (their ``__module__``), wherever they are defined.
 """
 
 from __future__ import annotations
@@ -13,117 +18,158 @@ from typing import TYPE_CHECKING
 from greenroom._support.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from greenroom._support.arguments import MAX_ARGUMENT_DEPTH, json_text, parse_json_object
-    from greenroom._support.digest_cache import DigestCache, default_digest_cache, use_digest_cache
-    from greenroom._support.globs import GlobError, check_glob, matches_any
-    from greenroom._support.globs import matches as glob_matches
-    from greenroom._support.memo import IdentityMemo
-    from greenroom._support.redact import public_url
-    from greenroom._support.storage import FileInUse, state_dir, write_json_atomic
-    from greenroom.build.compose import build_runtime, load_runtime_config
-    from greenroom.cli.live import LiveView
-    from greenroom.config import AgentConfig, ConfigError, RuntimeConfig
-    from greenroom.events import (
-        Event,
-        EventBus,
-        GroupLoaded,
-        PluginError,
-        PluginWarning,
-        RequestSent,
-        ToolExecuted,
-        ToolUnusable,
-        TraceWriter,
-    )
-    from greenroom.failures import PluginHookError, RunFailure
-    from greenroom.hookspecs import hookspec
-    from greenroom.models import (
-        HostedSearch,
-        Message,
-        Model,
-        ModelError,
-        ModelRequest,
-        ModelResponse,
-        ProviderContent,
-        ProviderFactory,
-        RequestDraft,
-        SystemSection,
-        ToolCall,
-        ToolPlacement,
-        Usage,
-        supports_native_tool_search,
-    )
-    from greenroom.plugins.discovery import Plugin, hookimpl, make_plugin_host
-    from greenroom.plugins.discovery import discover as discover_plugins
-    from greenroom.providers.scripted import PolicyModel
-    from greenroom.run.context import Decision, RunContext, RunOutcome
-    from greenroom.run.policy import HiddenBy, HideReason, ToolPolicy, ToolScope
-    from greenroom.run.views import Catalog, GroupView, ScopedTools
-    from greenroom.runtime import Runtime
-    from greenroom.search import (
-        Ranking,
-        ScoredTool,
-        SearchQuery,
-        keyword_search,
-        normalize_term,
-        passes_required,
-        resolve_select,
-        sort_scored,
-        tool_text,
-        top_band,
-    )
-    from greenroom.session import Session, SessionError, SessionOwnerError, held_session
-    from greenroom.state import Scope, Snapshot, StateRegistry, ToolPriors, ToolUsage
-    from greenroom.tokens.accounting import message_tokens
-    from greenroom.tokens.counting import (
-        chars4,
-        compact_json,
-        count_tokens,
-        count_tokens_upto,
-        parameters_json,
-        tool_json,
-        tool_tokens,
-    )
-    from greenroom.tokens.tool_costs import CostField
-    from greenroom.tokens.tool_costs import tool_cost as descriptor_cost
-    from greenroom.tokens.tool_costs import tool_costs as descriptor_costs
-    from greenroom.tools import (
-        CatalogError,
-        CatalogTool,
-        FunctionTool,
-        Tool,
-        ToolCallContext,
-        ToolDescriptor,
-        ToolResult,
-        load_catalog,
-        tool,
-    )
-    from greenroom.tools.catalog import descriptors_digest, peek_schema
-    from greenroom.tools.groups import ToolGroup
-    from greenroom.tools.schema.problem import SchemaFault, SchemaProblem
-    from greenroom.tools.toolset import ToolSet
+    # `X as X` marks a re-export for strict type checkers (mypy --no-implicit-reexport,
+    # pyright on a py.typed package); a name exported under another one is imported
+    # privately and assigned at the end.
+    from greenroom._support.arguments import MAX_ARGUMENT_DEPTH as MAX_ARGUMENT_DEPTH
+    from greenroom._support.arguments import json_text as json_text
+    from greenroom._support.arguments import parse_json_object as parse_json_object
+    from greenroom._support.digest_cache import DigestCache as DigestCache
+    from greenroom._support.digest_cache import default_digest_cache as default_digest_cache
+    from greenroom._support.digest_cache import use_digest_cache as use_digest_cache
+    from greenroom._support.globs import GlobError as GlobError
+    from greenroom._support.globs import check_glob as check_glob
+    from greenroom._support.globs import matches as _glob_matches
+    from greenroom._support.globs import matches_any as matches_any
+    from greenroom._support.memo import IdentityMemo as IdentityMemo
+    from greenroom._support.redact import public_url as public_url
+    from greenroom._support.storage import FileInUse as FileInUse
+    from greenroom._support.storage import state_dir as state_dir
+    from greenroom._support.storage import write_json_atomic as write_json_atomic
+    from greenroom.build.compose import build_runtime as build_runtime
+    from greenroom.build.compose import load_runtime_config as load_runtime_config
+    from greenroom.cli.live import LiveView as LiveView
+    from greenroom.config import AgentConfig as AgentConfig
+    from greenroom.config import ConfigError as ConfigError
+    from greenroom.config import RuntimeConfig as RuntimeConfig
+    from greenroom.events import Event as Event
+    from greenroom.events import EventBus as EventBus
+    from greenroom.events import GroupLoaded as GroupLoaded
+    from greenroom.events import PluginError as PluginError
+    from greenroom.events import PluginWarning as PluginWarning
+    from greenroom.events import RequestSent as RequestSent
+    from greenroom.events import ToolExecuted as ToolExecuted
+    from greenroom.events import ToolUnusable as ToolUnusable
+    from greenroom.events import TraceWriter as TraceWriter
+    from greenroom.failures import PluginHookError as PluginHookError
+    from greenroom.failures import RunFailure as RunFailure
+    from greenroom.hookspecs import hookspec as hookspec
+    from greenroom.models import HostedSearch as HostedSearch
+    from greenroom.models import Message as Message
+    from greenroom.models import Model as Model
+    from greenroom.models import ModelError as ModelError
+    from greenroom.models import ModelRequest as ModelRequest
+    from greenroom.models import ModelResponse as ModelResponse
+    from greenroom.models import ProviderContent as ProviderContent
+    from greenroom.models import ProviderFactory as ProviderFactory
+    from greenroom.models import RequestDraft as RequestDraft
+    from greenroom.models import SystemSection as SystemSection
+    from greenroom.models import ToolCall as ToolCall
+    from greenroom.models import ToolPlacement as ToolPlacement
+    from greenroom.models import Usage as Usage
+    from greenroom.models import supports_native_tool_search as supports_native_tool_search
+    from greenroom.plugins.discovery import Plugin as Plugin
+    from greenroom.plugins.discovery import discover as _discover_plugins
+    from greenroom.plugins.discovery import hookimpl as hookimpl
+    from greenroom.plugins.discovery import make_plugin_host as make_plugin_host
+    from greenroom.providers.scripted import PolicyModel as PolicyModel
+    from greenroom.run.context import Decision as Decision
+    from greenroom.run.context import RunContext as RunContext
+    from greenroom.run.context import RunOutcome as RunOutcome
+    from greenroom.run.policy import HiddenBy as HiddenBy
+    from greenroom.run.policy import HideReason as HideReason
+    from greenroom.run.policy import ToolPolicy as ToolPolicy
+    from greenroom.run.policy import ToolScope as ToolScope
+    from greenroom.run.views import Catalog as Catalog
+    from greenroom.run.views import GroupView as GroupView
+    from greenroom.run.views import ScopedTools as ScopedTools
+    from greenroom.runtime import Runtime as Runtime
+    from greenroom.search import Ranking as Ranking
+    from greenroom.search import ScoredTool as ScoredTool
+    from greenroom.search import SearchQuery as SearchQuery
+    from greenroom.search import keyword_search as keyword_search
+    from greenroom.search import normalize_term as normalize_term
+    from greenroom.search import passes_required as passes_required
+    from greenroom.search import resolve_select as resolve_select
+    from greenroom.search import sort_scored as sort_scored
+    from greenroom.search import tool_text as tool_text
+    from greenroom.search import top_band as top_band
+    from greenroom.session import Session as Session
+    from greenroom.session import SessionError as SessionError
+    from greenroom.session import SessionOwnerError as SessionOwnerError
+    from greenroom.session import held_session as held_session
+    from greenroom.state import Scope as Scope
+    from greenroom.state import Snapshot as Snapshot
+    from greenroom.state import StateRegistry as StateRegistry
+    from greenroom.state import ToolPriors as ToolPriors
+    from greenroom.state import ToolUsage as ToolUsage
+    from greenroom.tokens.accounting import message_tokens as message_tokens
+    from greenroom.tokens.counting import chars4 as chars4
+    from greenroom.tokens.counting import compact_json as compact_json
+    from greenroom.tokens.counting import count_tokens as count_tokens
+    from greenroom.tokens.counting import count_tokens_upto as count_tokens_upto
+    from greenroom.tokens.counting import parameters_json as parameters_json
+    from greenroom.tokens.counting import tool_json as tool_json
+    from greenroom.tokens.counting import tool_tokens as tool_tokens
+    from greenroom.tokens.tool_costs import CostField as CostField
+    from greenroom.tokens.tool_costs import tool_cost as _descriptor_cost
+    from greenroom.tokens.tool_costs import tool_costs as _descriptor_costs
+    from greenroom.tools import CatalogError as CatalogError
+    from greenroom.tools import CatalogTool as CatalogTool
+    from greenroom.tools import FunctionTool as FunctionTool
+    from greenroom.tools import Tool as Tool
+    from greenroom.tools import ToolCallContext as ToolCallContext
+    from greenroom.tools import ToolDescriptor as ToolDescriptor
+    from greenroom.tools import ToolResult as ToolResult
+    from greenroom.tools import load_catalog as load_catalog
+    from greenroom.tools import tool as tool
+    from greenroom.tools.catalog import descriptors_digest as descriptors_digest
+    from greenroom.tools.catalog import peek_schema as peek_schema
+    from greenroom.tools.groups import ToolGroup as ToolGroup
+    from greenroom.tools.schema.problem import SchemaFault as SchemaFault
+    from greenroom.tools.schema.problem import SchemaProblem as SchemaProblem
+    from greenroom.tools.toolset import ToolSet as ToolSet
+
+    glob_matches = _glob_matches
+    discover_plugins = _discover_plugins
+    descriptor_cost = _descriptor_cost
+    descriptor_costs = _descriptor_costs
 
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "MAX_ARGUMENT_DEPTH": "greenroom._support.arguments",
+    "json_text": "greenroom._support.arguments",
+    "parse_json_object": "greenroom._support.arguments",
+    "DigestCache": "greenroom._support.digest_cache",
+    "default_digest_cache": "greenroom._support.digest_cache",
+    "use_digest_cache": "greenroom._support.digest_cache",
+    "GlobError": "greenroom._support.globs",
+    "check_glob": "greenroom._support.globs",
+    "glob_matches": "greenroom._support.globs:matches",
+    "matches_any": "greenroom._support.globs",
+    "IdentityMemo": "greenroom._support.memo",
+    "public_url": "greenroom._support.redact",
+    "FileInUse": "greenroom._support.storage",
+    "state_dir": "greenroom._support.storage",
+    "write_json_atomic": "greenroom._support.storage",
+    "build_runtime": "greenroom.build.compose",
+    "load_runtime_config": "greenroom.build.compose",
+    "LiveView": "greenroom.cli.live",
     "AgentConfig": "greenroom.config",
     "ConfigError": "greenroom.config",
     "RuntimeConfig": "greenroom.config",
-    "build_runtime": "greenroom.build.compose",
-    "load_runtime_config": "greenroom.build.compose",
-    "Decision": "greenroom.run.context",
-    "RunContext": "greenroom.run.context",
-    "RunOutcome": "greenroom.run.context",
-    "RunFailure": "greenroom.failures",
     "Event": "greenroom.events",
     "EventBus": "greenroom.events",
     "GroupLoaded": "greenroom.events",
     "PluginError": "greenroom.events",
     "PluginWarning": "greenroom.events",
-    "TraceWriter": "greenroom.events",
     "RequestSent": "greenroom.events",
     "ToolExecuted": "greenroom.events",
     "ToolUnusable": "greenroom.events",
-    "LiveView": "greenroom.cli.live",
+    "TraceWriter": "greenroom.events",
+    "PluginHookError": "greenroom.failures",
+    "RunFailure": "greenroom.failures",
     "hookspec": "greenroom.hookspecs",
     "HostedSearch": "greenroom.models",
     "Message": "greenroom.models",
@@ -140,15 +186,20 @@ _EXPORTS: dict[str, str] = {
     "Usage": "greenroom.models",
     "supports_native_tool_search": "greenroom.models",
     "Plugin": "greenroom.plugins.discovery",
-    "PluginHookError": "greenroom.failures",
+    "discover_plugins": "greenroom.plugins.discovery:discover",
     "hookimpl": "greenroom.plugins.discovery",
     "make_plugin_host": "greenroom.plugins.discovery",
     "PolicyModel": "greenroom.providers.scripted",
-    "message_tokens": "greenroom.tokens.accounting",
-    "MAX_ARGUMENT_DEPTH": "greenroom._support.arguments",
-    "json_text": "greenroom._support.arguments",
-    "parse_json_object": "greenroom._support.arguments",
-    "public_url": "greenroom._support.redact",
+    "Decision": "greenroom.run.context",
+    "RunContext": "greenroom.run.context",
+    "RunOutcome": "greenroom.run.context",
+    "HiddenBy": "greenroom.run.policy",
+    "HideReason": "greenroom.run.policy",
+    "ToolPolicy": "greenroom.run.policy",
+    "ToolScope": "greenroom.run.policy",
+    "Catalog": "greenroom.run.views",
+    "GroupView": "greenroom.run.views",
+    "ScopedTools": "greenroom.run.views",
     "Runtime": "greenroom.runtime",
     "Ranking": "greenroom.search",
     "ScoredTool": "greenroom.search",
@@ -169,9 +220,7 @@ _EXPORTS: dict[str, str] = {
     "StateRegistry": "greenroom.state",
     "ToolPriors": "greenroom.state",
     "ToolUsage": "greenroom.state",
-    "FileInUse": "greenroom._support.storage",
-    "state_dir": "greenroom._support.storage",
-    "write_json_atomic": "greenroom._support.storage",
+    "message_tokens": "greenroom.tokens.accounting",
     "chars4": "greenroom.tokens.counting",
     "compact_json": "greenroom.tokens.counting",
     "count_tokens": "greenroom.tokens.counting",
@@ -179,6 +228,9 @@ _EXPORTS: dict[str, str] = {
     "parameters_json": "greenroom.tokens.counting",
     "tool_json": "greenroom.tokens.counting",
     "tool_tokens": "greenroom.tokens.counting",
+    "CostField": "greenroom.tokens.tool_costs",
+    "descriptor_cost": "greenroom.tokens.tool_costs:tool_cost",
+    "descriptor_costs": "greenroom.tokens.tool_costs:tool_costs",
     "CatalogError": "greenroom.tools",
     "CatalogTool": "greenroom.tools",
     "FunctionTool": "greenroom.tools",
@@ -188,144 +240,16 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "greenroom.tools",
     "load_catalog": "greenroom.tools",
     "tool": "greenroom.tools",
-    "ToolGroup": "greenroom.tools.groups",
-    "GlobError": "greenroom._support.globs",
-    "check_glob": "greenroom._support.globs",
-    "matches_any": "greenroom._support.globs",
-    "glob_matches": "greenroom._support.globs:matches",
-    "HiddenBy": "greenroom.run.policy",
-    "HideReason": "greenroom.run.policy",
-    "ToolPolicy": "greenroom.run.policy",
-    "ToolScope": "greenroom.run.policy",
-    "GroupView": "greenroom.run.views",
-    "Catalog": "greenroom.run.views",
-    "ScopedTools": "greenroom.run.views",
-    "IdentityMemo": "greenroom._support.memo",
-    "discover_plugins": "greenroom.plugins.discovery:discover",
-    "ToolSet": "greenroom.tools.toolset",
-    "DigestCache": "greenroom._support.digest_cache",
-    "default_digest_cache": "greenroom._support.digest_cache",
-    "use_digest_cache": "greenroom._support.digest_cache",
-    "CostField": "greenroom.tokens.tool_costs",
-    # greenroom.tokens.tool_costs is the module's own name there, so the functions go by others
-    "descriptor_cost": "greenroom.tokens.tool_costs:tool_cost",
-    "descriptor_costs": "greenroom.tokens.tool_costs:tool_costs",
     "descriptors_digest": "greenroom.tools.catalog",
     "peek_schema": "greenroom.tools.catalog",
+    "ToolGroup": "greenroom.tools.groups",
     "SchemaFault": "greenroom.tools.schema.problem",
     "SchemaProblem": "greenroom.tools.schema.problem",
+    "ToolSet": "greenroom.tools.toolset",
 }
+"""Every public name -> the module that defines it (``module:attribute`` when the
+attribute has another name there)."""
 
-__all__ = [
-    "MAX_ARGUMENT_DEPTH",
-    "AgentConfig",
-    "Catalog",
-    "CatalogError",
-    "CatalogTool",
-    "ConfigError",
-    "CostField",
-    "Decision",
-    "DigestCache",
-    "Event",
-    "EventBus",
-    "FileInUse",
-    "FunctionTool",
-    "GlobError",
-    "GroupLoaded",
-    "GroupView",
-    "HiddenBy",
-    "HideReason",
-    "HostedSearch",
-    "IdentityMemo",
-    "LiveView",
-    "Message",
-    "Model",
-    "ModelError",
-    "ModelRequest",
-    "ModelResponse",
-    "Plugin",
-    "PluginError",
-    "PluginHookError",
-    "PluginWarning",
-    "PolicyModel",
-    "ProviderContent",
-    "ProviderFactory",
-    "Ranking",
-    "RequestDraft",
-    "RequestSent",
-    "RunContext",
-    "RunFailure",
-    "RunOutcome",
-    "Runtime",
-    "RuntimeConfig",
-    "SchemaFault",
-    "SchemaProblem",
-    "Scope",
-    "ScopedTools",
-    "ScoredTool",
-    "SearchQuery",
-    "Session",
-    "SessionError",
-    "SessionOwnerError",
-    "Snapshot",
-    "StateRegistry",
-    "SystemSection",
-    "Tool",
-    "ToolCall",
-    "ToolCallContext",
-    "ToolDescriptor",
-    "ToolExecuted",
-    "ToolGroup",
-    "ToolPlacement",
-    "ToolPolicy",
-    "ToolPriors",
-    "ToolResult",
-    "ToolScope",
-    "ToolSet",
-    "ToolUnusable",
-    "ToolUsage",
-    "TraceWriter",
-    "Usage",
-    "build_runtime",
-    "chars4",
-    "check_glob",
-    "compact_json",
-    "count_tokens",
-    "count_tokens_upto",
-    "default_digest_cache",
-    "descriptor_cost",
-    "descriptor_costs",
-    "descriptors_digest",
-    "discover_plugins",
-    "glob_matches",
-    "held_session",
-    "hookimpl",
-    "hookspec",
-    "json_text",
-    "keyword_search",
-    "load_catalog",
-    "load_runtime_config",
-    "make_plugin_host",
-    "matches_any",
-    "message_tokens",
-    "normalize_term",
-    "parameters_json",
-    "parse_json_object",
-    "passes_required",
-    "peek_schema",
-    "public_url",
-    "resolve_select",
-    "sort_scored",
-    "state_dir",
-    "supports_native_tool_search",
-    "tool",
-    "tool_json",
-    "tool_text",
-    "tool_tokens",
-    "top_band",
-    "use_digest_cache",
-    "write_json_atomic",
-]
+__all__ = sorted(_EXPORTS)
 
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, present=True)
