@@ -12,7 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from greenroom._support.redact import MASK, Secrets
+from greenroom._support.redact import (
+    MASK,
+    Redactor,
+    Secrets,
+    add_header,
+    redact_known,
+    remember_secrets,
+    url_credentials,
+    url_secrets,
+)
 
 TOKEN = "tok-9f8e7d6c5b4a"
 
@@ -161,3 +170,38 @@ def test_concurrent_adds_and_masks() -> None:
     assert not errors
     assert len(secrets) == 100
     assert secrets.mask("thread-secret-00099") == MASK
+
+
+# ---------------------------------------------------------------- pairs, headers, URLs
+
+
+def test_a_pair_is_hidden_as_a_basic_header_and_by_its_password_but_not_its_user() -> None:
+    secrets = Secrets()
+    secrets.add_pair("robot", TOKEN)
+    assert secrets
+    said = f"user robot:{TOKEN} sent Basic {b64('robot:' + TOKEN)}"
+    assert secrets.mask(said) == f"user robot:{MASK} sent Basic {MASK}"
+    copy = Secrets()
+    copy.merge(secrets)
+    assert copy.mask(said) == secrets.mask(said)
+
+
+def test_a_basic_header_value_hides_its_decoded_pair() -> None:
+    secrets = Secrets()
+    add_header(secrets, f"Basic {b64('svc:' + TOKEN)}")
+    add_header(secrets, "Bearer another-token-1")
+    assert secrets.mask(f"password {TOKEN}; token another-token-1") == f"password {MASK}; token {MASK}"
+
+
+def test_url_credentials_are_decoded_as_a_server_reads_them() -> None:
+    url = "https://ro%40bot:p%2Fss-word@example.com/mcp?token=qt-123456"
+    assert url_credentials(url) == ("ro@bot", "p/ss-word")
+    assert url_credentials("https://example.com/mcp") is None
+    assert {"p/ss-word", "p%2Fss-word", "qt-123456"} <= set(url_secrets(url))
+
+
+def test_the_process_wide_secrets_are_hidden_in_their_encoded_forms_too() -> None:
+    key = "sk-process-wide-0123456789"
+    remember_secrets([key])
+    assert redact_known(f"key={key} b64={b64(key)}") == f"key={MASK} b64={MASK}"
+    assert Redactor(["source-secret"])(f"source-secret {key}") == f"{MASK} {MASK}"

@@ -27,9 +27,6 @@ _MIN_SECRET = 4
 # A process uses a handful of keys; the bound only stops a runaway caller.
 _MAX_KNOWN = 1024
 
-_known: set[str] = set()
-_known_lock = threading.Lock()
-
 
 def public_url(url: str) -> str:
     """``url`` without user info (a proxy's password), query (an ``api-key``) or fragment;
@@ -44,63 +41,65 @@ def url_secrets(url: str) -> list[str]:
     server's ``?token=``). ``public_url`` leaves them out of what greenroom prints; these
     are for hiding them in what a server prints back."""
     parts = urllib.parse.urlsplit(url)
-    found = [p for p in (parts.username, parts.password) if p]
+    user, password = parts.username, parts.password
+    found = [p for p in (user, password) if p]
+    found += [urllib.parse.unquote(p) for p in found]  # as the server reads them
     found += [v for _, v in urllib.parse.parse_qsl(parts.query) if v]
-    return found
+    return list(dict.fromkeys(found))
 
 
-def _mask(text: str, values: list[str]) -> str:
-    # Until nothing is left: masking one value can join its neighbours into another
-    # ("x" + "***" + "y"). Each replacement shortens the text (a secret is longer than the
-    # mask), so this ends.
-    found = True
-    while found:
-        found = False
-        for value in values:
-            if value in text:
-                text = text.replace(value, MASK)
-                found = True
-    return text
+def url_credentials(url: str) -> tuple[str, str] | None:
+    """The ``(user, password)`` of ``url``'s user info, decoded, if it has both: what an
+    HTTP client sends as a Basic header (``Secrets.add_pair`` hides that)."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.username or parts.password is None:
+        return None
+    return urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password)
 
 
-def _longest_first(values: Iterable[str]) -> list[str]:
-    # a secret containing another is removed whole
-    return sorted(set(values), key=len, reverse=True)
-
-
-def _known_values() -> set[str]:
-    with _known_lock:
-        return set(_known)
+def add_header(secrets: Secrets, value: str) -> None:
+    """Remember a header's value and its credentials alone: servers quote ``<token>``
+    without ``Bearer``, and a Basic header's ``user:password`` decoded (``add_pair``)."""
+    secrets.add(value)
+    for part in value.split()[1:]:
+        secrets.add(part)
+    scheme, _, credentials = value.strip().partition(" ")
+    if scheme.lower() == "basic" and credentials.strip():
+        try:
+            decoded = base64.b64decode(credentials.strip(), validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return
+        user, sep, password = decoded.partition(":")
+        if sep:
+            secrets.add_pair(user, password)
 
 
 def remember_secrets(values: Iterable[str]) -> None:
     """Hide ``values`` in every text ``redact_known`` (and every ``Redactor``) cleans from
     now on: for values that are secret wherever they appear, such as an API key."""
-    fresh = [v for v in values if len(v) >= _MIN_SECRET]
-    if not fresh:
-        return
-    with _known_lock:
-        for value in fresh:
-            if len(_known) >= _MAX_KNOWN:
-                break
-            _known.add(value)
+    for value in values:
+        if len(_known) >= _MAX_KNOWN:
+            break
+        _known.add(value)
 
 
 def redact_known(text: str) -> str:
-    """``text`` with every secret this process has been told about replaced by ``***``."""
-    return _mask(text, _longest_first(_known_values()))
+    """``text`` with every secret this process has been told about replaced by ``***``
+    (in every form ``Secrets`` knows: as is, base64, URL-encoded)."""
+    return _known.mask(text)
 
 
 class Redactor:
     """Removes the secret values of one source from text greenroom quotes but did not
     write (a server's error message, its stderr, a provider's error body), along with
-    every secret the process remembers (``remember_secrets``)."""
+    every secret the process remembers (``remember_secrets``); in every form ``Secrets``
+    knows."""
 
-    def __init__(self, secrets: Iterable[str]) -> None:
-        self._values = {s for s in secrets if len(s) >= _MIN_SECRET}
+    def __init__(self, secrets: Iterable[str] | Secrets) -> None:
+        self.secrets = secrets if isinstance(secrets, Secrets) else Secrets(secrets)
 
     def __call__(self, text: str) -> str:
-        return _mask(text, _longest_first(self._values | _known_values()))
+        return _known.mask(self.secrets.mask(text))
 
 
 # A base64 run shorter than this, cut out of a longer encoding, could be anybody's text.
@@ -128,11 +127,14 @@ def secret_forms(value: str) -> set[str]:
     """``value`` and the forms a server may echo it in: its base64 (standard and URL-safe,
     whole with padding and as the runs that encode it inside longer base64, such as a
     Basic header's ``user:password``) and its URL-encoded forms."""
-    raw = value.encode("utf-8")
     forms = {value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value, safe="")}
+    return {f for f in forms | _b64_forms(value) if len(f) >= _MIN_SECRET}
+
+
+def _b64_forms(value: str) -> set[str]:
+    raw = value.encode("utf-8")
     b64 = {base64.b64encode(raw).decode("ascii"), *_b64_cores(raw)}
-    forms |= b64 | {f.translate(_URLSAFE) for f in b64}
-    return {f for f in forms if len(f) >= _MIN_SECRET}
+    return b64 | {f.translate(_URLSAFE) for f in b64}
 
 
 def _trie_source(forms: Iterable[str]) -> str:
@@ -179,6 +181,7 @@ class Secrets:
 
     def __init__(self, values: Iterable[str] = ()) -> None:
         self._values: set[str] = set()
+        self._pairs: set[tuple[str, str]] = set()
         self._forms: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
         self._lock = threading.Lock()
@@ -204,6 +207,21 @@ class Secrets:
                 self._forms |= secret_forms(one)
             self._pattern = None
 
+    def add_pair(self, user: str, password: str) -> None:
+        """Remember a ``user:password`` pair (a URL's user info, a Basic header's decoded
+        credentials): the password with its forms, and the pair only as base64, the way a
+        Basic header carries it. The user name alone stays readable, as ``public_url``
+        and ``user:***`` in a message show which account was refused."""
+        self.add(password)
+        if not user or not password:
+            return
+        with self._lock:
+            if (user, password) in self._pairs:
+                return
+            self._pairs.add((user, password))
+            self._forms |= {f for f in _b64_forms(f"{user}:{password}") if len(f) >= _MIN_SECRET}
+            self._pattern = None
+
     def add_all(self, values: Iterable[str]) -> None:
         """``add`` each of ``values``."""
         for value in values:
@@ -214,8 +232,10 @@ class Secrets:
         if other is self:
             return
         with other._lock:
-            values = set(other._values)
+            values, pairs = set(other._values), set(other._pairs)
         self.add_all(values)
+        for user, password in pairs:
+            self.add_pair(user, password)
 
     def values(self) -> frozenset[str]:
         """The secrets as added (without their encoded forms)."""
@@ -246,23 +266,27 @@ class Secrets:
 
     def __bool__(self) -> bool:
         with self._lock:
-            return bool(self._values)
+            return bool(self._values or self._pairs)
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._values)
+            return len(self._values) + len(self._pairs)
 
     def __repr__(self) -> str:  # never the values themselves
         return f"Secrets({len(self)} known)"
 
 
+_known = Secrets()  # secret wherever they appear: API keys (``remember_secrets``)
+
 __all__ = [
     "MASK",
     "Redactor",
     "Secrets",
+    "add_header",
     "public_url",
     "redact_known",
     "remember_secrets",
     "secret_forms",
+    "url_credentials",
     "url_secrets",
 ]

@@ -1,17 +1,23 @@
 """MCP errors and the words they use: which server, its command or URL, and the real cause.
 
 Messages name a server by its config name and its command or URL, never by env or
-header values (``greenroom._support.redact`` removes those from text greenroom did not write).
+header values. What a server says (its errors, its stderr, its tool results) may quote
+them: ``server_secrets`` is the set of a server's secret values (env and header values
+that are credentials, URL credentials; in its errors, every env and header value), which
+``greenroom._support.redact`` masks in every form a server echoes them in (as is, base64
+as in a Basic header, URL-encoded).
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
+from collections.abc import Callable
 
 import anyio
 
-from greenroom._support.redact import public_url
+from greenroom._support.redact import Secrets, add_header, public_url, url_credentials, url_secrets
 from greenroom.config import McpServerConfig
 
 if sys.version_info >= (3, 11):
@@ -21,11 +27,12 @@ else:  # pragma: no cover
 
 
 class McpError(RuntimeError):
-    """A problem with an MCP server, phrased for the user (no secrets inside)."""
+    """A problem with an MCP server, phrased for the user (no secrets inside: ``redact``,
+    the server's own redaction, is applied to ``message`` when given)."""
 
-    def __init__(self, server: str, message: str) -> None:
+    def __init__(self, server: str, message: str, redact: Callable[[str], str] | None = None) -> None:
         self.server = server
-        super().__init__(message)
+        super().__init__(redact(message) if redact is not None else message)
 
 
 class McpStartError(McpError):
@@ -39,6 +46,45 @@ def describe_target(config: McpServerConfig) -> str:
     return f"command: {shlex.join([config.command or '', *config.args])}"
 
 
+# Names that say a value is a credential, whatever it looks like.
+_CREDENTIAL_NAME = re.compile(r"auth|token|secret|passw|pwd|key|cookie|session|credential|signature|private|dsn", re.I)
+# Values that are no credential unless their name says so: words joined by separators
+# ("info", "application/json", "en-US", "/usr/local/bin") and numbers ("8080", "3.12").
+_PLAIN = re.compile(r"[/~]?[A-Za-z]+(?:[-_ ./:,;=]+[A-Za-z]+)*/?|[-+]?[0-9][0-9._:]*")
+
+
+def is_credential(name: str, value: str) -> bool:
+    """Whether the env or header entry ``name = value`` is a credential: its name says so
+    (``API_TOKEN``, ``Authorization``, ``X-Api-Key``), or its value is not a plain word,
+    path or number (``ghp_x1y2...``)."""
+    return bool(_CREDENTIAL_NAME.search(name)) or not _PLAIN.fullmatch(value.strip())
+
+
+def server_secrets(config: McpServerConfig, *, every_value: bool = False) -> Secrets:
+    """What of ``config`` is secret, to hide in whatever the server says: its env and
+    header values that are credentials (``is_credential``; with ``every_value``, all of
+    them, for its errors and stderr), an auth header's credentials on their own too (a
+    Basic header's decoded), and what a URL carries (user info, the password as a Basic
+    header carries it with the user, query values such as ``?token=``): the server's own
+    and those inside env values (a DSN's password)."""
+    secrets = Secrets()
+    urls = [config.url] if config.url else []
+    for name, value in config.env.items():
+        if "://" in value:
+            urls.append(value)
+        if every_value or is_credential(name, value):
+            secrets.add(value)
+    for name, value in config.headers.items():
+        if every_value or is_credential(name, value):
+            add_header(secrets, value)
+    for url in urls:
+        secrets.add_all(url_secrets(url))
+        pair = url_credentials(url)
+        if pair is not None:
+            secrets.add_pair(*pair)
+    return secrets
+
+
 def first_error(exc: BaseException) -> BaseException:
     """The first real error inside (possibly nested) exception groups: the SDK's task
     groups wrap what went wrong, and the user wants the cause, not the wrapping."""
@@ -48,4 +94,4 @@ def first_error(exc: BaseException) -> BaseException:
     return exc
 
 
-__all__ = ["McpError", "McpStartError", "describe_target", "first_error"]
+__all__ = ["McpError", "McpStartError", "describe_target", "first_error", "is_credential", "server_secrets"]

@@ -1,8 +1,13 @@
-"""An MCP tool result as the model will read it: one greenroom ``ToolResult``."""
+"""An MCP tool result as the model will read it: one greenroom ``ToolResult``, with the
+server's secrets masked (``masked``) in its text, its structured content and its blocks."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
+
+import attrs
 
 from greenroom.mcp.sdk import mcp_types
 from greenroom.tools import ToolResult
@@ -26,6 +31,43 @@ def to_tool_result(result: mcp_types.CallToolResult) -> ToolResult:
     # the blocks as the server sent them, so a gateway can pass them on unchanged
     blocks = tuple(result.content)
     return ToolResult(content=text, is_error=bool(result.is_error), structured=structured, blocks=blocks)
+
+
+def masked(result: ToolResult, redact: Callable[[str], str]) -> ToolResult:
+    """``result`` with ``redact`` applied to every text in it: the text the model reads,
+    the strings of the structured content (keys included), and the text of the content
+    blocks passed on to a gateway's clients. Binary blocks (images, audio) stay as sent."""
+    content = redact(result.content)
+    structured = _masked_value(result.structured, redact)
+    if structured == result.structured:
+        structured = result.structured
+    blocks = tuple(_masked_block(b, redact) for b in result.blocks) if result.blocks is not None else None
+    if content == result.content and structured is result.structured and blocks == result.blocks:
+        return result
+    return attrs.evolve(result, content=content, structured=structured, blocks=blocks)
+
+
+def _masked_value(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` (JSON-like) with ``redact`` applied to every string in it."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {_masked_value(k, redact): _masked_value(v, redact) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_masked_value(v, redact) for v in value)
+    return value
+
+
+def _masked_block(block: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(block, mcp_types.TextContent):
+        text = redact(block.text)
+        return block if text == block.text else block.model_copy(update={"text": text})
+    if isinstance(block, mcp_types.EmbeddedResource) and isinstance(block.resource, mcp_types.TextResourceContents):
+        text = redact(block.resource.text)
+        if text == block.resource.text:
+            return block
+        return block.model_copy(update={"resource": block.resource.model_copy(update={"text": text})})
+    return block
 
 
 def _describe(block: object) -> str:
@@ -52,4 +94,4 @@ def _b64_size(data: str) -> int:
     return len(data) * 3 // 4 - data[-2:].count("=")
 
 
-__all__ = ["to_tool_result"]
+__all__ = ["masked", "to_tool_result"]

@@ -21,14 +21,14 @@ from typing import Any
 import anyio
 import attrs
 
-from greenroom._support.redact import Redactor, url_secrets
+from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
 from greenroom.mcp.cache import read_cached_listing, write_cached_listing
 from greenroom.mcp.connection import Connection, list_server, run_session, start_failure_reason
-from greenroom.mcp.errors import McpError, McpStartError, describe_target
+from greenroom.mcp.errors import McpError, McpStartError, describe_target, server_secrets
 from greenroom.mcp.listing import McpListing
 from greenroom.mcp.naming import ToolNamer
-from greenroom.mcp.results import to_tool_result
+from greenroom.mcp.results import masked, to_tool_result
 from greenroom.mcp.sdk import MCPError, mcp_types
 from greenroom.mcp.thread import CLOSE_TIMEOUT, McpHost, in_caller_loop
 from greenroom.mcp.tool import McpTool
@@ -81,12 +81,13 @@ class McpServer:
         self._owns_host = host is None
         self._host = host or McpHost()
         self._namer = namer or ToolNamer()
-        # an auth header's credentials are redacted on their own too ("Bearer <token>":
-        # servers quote the token without its scheme), and so is what a URL may carry
-        # (user info, a ?token=), since a server's error can quote its own URL
-        header_parts = [p for v in config.headers.values() for p in v.split()[1:]]
-        url_parts = url_secrets(config.url) if config.url else []
-        self._redact = Redactor([*config.env.values(), *config.headers.values(), *header_parts, *url_parts])
+        # what the server says may quote its env, its headers (an auth header's token
+        # without its scheme, a Basic header's pair) or what its URL carries (user info,
+        # a ?token=): hidden in every form. Its errors and stderr hide every env and header
+        # value; its results, which quote ordinary words, hide the credentials among them.
+        self.secrets = server_secrets(config)
+        self._redact = Redactor(server_secrets(config, every_value=True))
+        self._redact_result = Redactor(self.secrets)
         self._listing: McpListing | None = read_cached_listing(config, base_dir)
         self._listing_is_live = False
         self._tools: dict[tuple[str, int], McpTool] = {}  # by MCP name and occurrence in the listing
@@ -296,7 +297,7 @@ class McpServer:
             msg = f"MCP server {self.name!r} failed to start ({describe_target(self.config)}): {reason}"
             if tail:
                 msg += f"\nServer stderr (last lines):\n{tail}"
-            raise McpStartError(self.name, self._redact(msg)) from None
+            raise McpStartError(self.name, msg, self._redact) from None
         self.starts += 1
         return conn
 
@@ -352,7 +353,9 @@ class McpServer:
             )
         except Exception as exc:  # a malformed result, an output-schema mismatch, ...
             return ToolResult.error(self._redact(f"{label}: the call to {name!r} failed: {type(exc).__name__}: {exc}"))
-        return to_tool_result(result)
+        # a server may echo what it was given (a token from its env, the Basic header of
+        # its URL's credentials) in a result the model, the trace and the terminal would show
+        return masked(to_tool_result(result), self._redact_result)
 
     def _retire(self, conn: Connection) -> None:
         conn.stop.set()

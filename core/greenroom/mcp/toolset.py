@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 
+from greenroom._support.redact import Secrets
 from greenroom.config import McpServerConfig
 from greenroom.mcp.errors import McpError, McpStartError
 from greenroom.mcp.naming import MAX_PREFIX, ToolNamer, prefixed_name
@@ -118,6 +119,15 @@ class McpToolset:
             log.warning("%s", err)
             if strict:
                 raise McpStartError(name, err)
+
+    @property
+    def secrets(self) -> Secrets:
+        """Every server's secret values (env and header values, URL credentials), for the
+        runtime to mask in whatever reaches the model, the trace and the terminal."""
+        merged = Secrets()
+        for server in self.servers.values():
+            merged.merge(server.secrets)
+        return merged
 
     def groups(self) -> list[ToolGroup]:
         """One group per deferred server (``defer = true``), from what is listed now."""
