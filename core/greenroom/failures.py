@@ -11,6 +11,22 @@ if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
 
+MESSAGE_CHARS = 2_000
+"""Most characters of an exception's own text a report quotes."""
+
+
+def exception_text(exc: BaseException, limit: int = MESSAGE_CHARS) -> str:
+    """An exception's text for a report: cut to ``limit`` characters, and never a second
+    failure (a plugin's exception whose ``__str__`` raises still gets reported)."""
+    try:
+        text = str(exc)
+    except Exception:
+        return "<the exception's text could not be read>"
+    if len(text) > limit:
+        text = f"{text[:limit]}... [{len(text) - limit} more characters]"
+    return text
+
+
 class PluginHookError(Exception):
     """An exception raised inside a plugin's hook, with who raised it."""
 
@@ -19,14 +35,9 @@ class PluginHookError(Exception):
         self.distribution = distribution
         self.hook = hook
         self.error = error
-        super().__init__(
-            f"plugin {plugin!r} (distribution {distribution}) failed in hook {hook}: {type(error).__name__}: {error}"
-        )
-
-    @property
-    def reason(self) -> str:
-        """The plugin's own exception, as ``Type: message``."""
-        return f"{type(self.error).__name__}: {self.error}"
+        self.reason = f"{type(error).__name__}: {exception_text(error)}"
+        """The plugin's own exception, as ``Type: message`` (bounded)."""
+        super().__init__(f"plugin {plugin!r} (distribution {distribution}) failed in hook {hook}: {self.reason}")
 
 
 @attrs.frozen
@@ -48,8 +59,8 @@ class RunFailure:
     @classmethod
     def of(cls, exc: BaseException) -> RunFailure:
         if isinstance(exc, PluginHookError):
-            return cls(type(exc.error).__name__, str(exc.error), exc.plugin, exc.distribution, exc.hook)
-        return cls(type(exc).__name__, str(exc))
+            return cls(type(exc.error).__name__, exception_text(exc.error), exc.plugin, exc.distribution, exc.hook)
+        return cls(type(exc).__name__, exception_text(exc))
 
 
 def first_error(exc: BaseException) -> BaseException:

@@ -154,7 +154,8 @@ FAULTS = {
     "a gate never returns": Fault(
         {"name": "store", "arguments": {"data": {}}},
         "store",
-        "call to 'store' was not run: the plugin hook greenroom_before_tool_execute did not finish within 0.2 s",
+        "call to 'store' was not run: plugin 'faulty' failed in greenroom_before_tool_execute: "
+        "TimeoutError: did not finish within 0.2 s",
         settings={"tool_timeout": 0.2},
         plugins=("faulty",),
         needs="faulty",

@@ -80,6 +80,7 @@ class Run:
         prompt = "" if kind is RunKind.CLIENT else self.ctx.agent.system_prompt
         self._system = [SystemSection("agent", prompt)]
         self.started = False
+        self._announced = False
         self.outcome: RunOutcome | None = None
 
     @property
@@ -100,21 +101,28 @@ class Run:
         if self.started:
             return
         self.started = True
-        ctx, rt = self.ctx, self.runtime
         with self._active():
-            if self.kind is not RunKind.PREVIEW:
-                self.session.runs += 1
-            ctx.emit(
-                ev.RunStarted(
-                    run_id=ctx.run_id,
-                    session_id=self.session.id,
-                    agent_id=ctx.agent.id,
-                    input=ctx.input,
-                    run_kind=self.kind.value,
-                )
+            self._announce()
+            await self._every("greenroom_run_start", ctx=self.ctx)
+            await self.runtime.scoping.scope(self.ctx)
+
+    def _announce(self) -> None:
+        """The run counts in its session and its first event goes out (once)."""
+        if self._announced:
+            return
+        self._announced = True
+        ctx = self.ctx
+        if self.kind is not RunKind.PREVIEW:
+            self.session.runs += 1
+        ctx.emit(
+            ev.RunStarted(
+                run_id=ctx.run_id,
+                session_id=self.session.id,
+                agent_id=ctx.agent.id,
+                input=ctx.input,
+                run_kind=self.kind.value,
             )
-            await self._every("greenroom_run_start", ctx=ctx)
-            await rt.scoping.scope(ctx)
+        )
 
     async def next_request(self) -> ModelRequest:
         """The next step's request, shaped by BeforeInference and kept within the scope."""
@@ -244,11 +252,13 @@ class Run:
         error or any other exception is raised after that (the exception itself, never a
         task group)."""
         try:
+            with self._active():
+                self._announce()
+                # an input no model would take ends the run before anything is sent, and
+                # stays out of the session (resuming it would send it again)
+                check_input(self.ctx.input, self.ctx.agent.max_input_tokens)
+                self.session.messages.append(Message(role="user", content=self.ctx.input))
             await self.start()
-            # an input no model would take ends the run before anything is sent, and stays
-            # out of the session (resuming it would send it again)
-            check_input(self.ctx.input, self.ctx.agent.max_input_tokens)
-            self.session.messages.append(Message(role="user", content=self.ctx.input))
             outcome = await self._loop(model)
         except anyio.get_cancelled_exc_class():
             await self.cancel()
