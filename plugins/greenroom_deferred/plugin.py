@@ -11,8 +11,10 @@
   group if it is not loaded yet.
 - AfterToolExecute: a deferred tool called without a search counts as discovered, and a
   group first used by calling one of its tools counts as loaded whole.
-- Contributions: the state type, the plugin's own tools (``tools``), ``greenroom bench``
-  and the placements ``greenroom inspect`` shows.
+- Contributions: the state types (``DeferralState`` per session, ``DeferralRun`` per
+  run: the run's strategy lives in the run, never on this instance, which every run of
+  the runtime shares), the plugin's own tools (``tools``), ``greenroom bench`` and the
+  placements ``greenroom inspect`` shows.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from greenroom_deferred.config import DeferredConfig, constrain_schema
 from greenroom_deferred.descriptors import OWN_TOOLS
 from greenroom_deferred.events import ListingRebuilt, SearchPerformed
 from greenroom_deferred.placement import place
+from greenroom_deferred.run_state import DeferralRun, run_strategy
 from greenroom_deferred.state import DeferralState, forget_hidden, upgrade_saved_state
 from greenroom_deferred.strategies import Dispatch, Strategy, configured, for_run
 from greenroom_deferred.tools import Dispatcher, LoadTools, ToolSearch, target_name, unwrap
@@ -58,40 +61,34 @@ class DeferredToolsPlugin(Plugin):
 
     name = "deferred-tools"
     config_class = DeferredConfig
+    nonblocking = True
+    """Its hooks compute and never wait (no I/O, locks or sleep): they run on the event
+    loop, one at a time, not in worker threads, so a run's state and the strategy's
+    memos are never changed by two threads at once (the calls of one turn included)."""
 
     config: DeferredConfig
-
-    def __init__(self, config: DeferredConfig | None = None) -> None:
-        super().__init__(config)
-        self._strategy: Strategy | None = None
-        self._settled: str | None = None  # the run whose placements match its scope
 
     @classmethod
     def config_schema(cls) -> dict[str, Any]:
         return constrain_schema(super().config_schema())
 
-    @property
-    def strategy(self) -> Strategy:
-        """The strategy in effect for the current run (chosen at RunStart)."""
-        if self._strategy is None:
-            self._strategy = for_run(self.config, hosted_search=False)
-        return self._strategy
+    def strategy(self, ctx: RunContext) -> Strategy:
+        """The strategy in effect for the run ``ctx`` is for (chosen at its RunStart)."""
+        return run_strategy(ctx, self.config)
 
     # ------------------------------------------------------------------ contributions
     @hookimpl
     def greenroom_register_state(self, registry: StateRegistry) -> None:
         registry.register(DeferralState, Scope.SESSION, owner=self.name, upgrade=upgrade_saved_state)
+        registry.register(DeferralRun, Scope.RUN, owner=self.name)
 
     @hookimpl
     def greenroom_tools(self, tools: ToolSet, groups: Mapping[str, ToolGroup]) -> Iterable[Tool]:
-        def current() -> Strategy:
-            return self.strategy
-
-        out: list[Tool] = [ToolSearch(self.config, current)]
+        out: list[Tool] = [ToolSearch(self.config)]
         if configured(self.config).contributes_dispatcher:
-            out.append(Dispatcher(self.config, current))
+            out.append(Dispatcher(self.config))
         if groups:
-            out.append(LoadTools(self.config, current))
+            out.append(LoadTools(self.config))
         return out
 
     @hookimpl
@@ -125,16 +122,17 @@ class DeferredToolsPlugin(Plugin):
                 )
             )
         st.strategy = strategy.name
-        self._strategy = strategy
-        self._settled = None
+        run = ctx.state[DeferralRun]
+        run.strategy, run.settled = strategy, False
 
-    def _settle(self, ctx: RunContext, st: DeferralState) -> None:
+    def _settle(self, ctx: RunContext, st: DeferralState, strategy: Strategy) -> None:
         """Once per run, after the runtime worked out what the run may use: place every
         tool (a new session), or forget the tools a resumed session placed that are now
         hidden, so its frozen listing is rebuilt without them."""
-        if self._settled == ctx.run_id:
+        run = ctx.state[DeferralRun]
+        if run.settled:
             return
-        self._settled = ctx.run_id
+        run.settled = True
         if not st.placed:
             plan = place(
                 agent_tools(ctx), grouped=grouped_names(ctx, deferred_only=True), config=self.config, priors=ctx.priors
@@ -144,39 +142,41 @@ class DeferredToolsPlugin(Plugin):
             st.active, st.activation = plan.activation.active, plan.activation.why
             st.savings_tokens, st.savings_chars4 = plan.activation.savings_tokens, plan.activation.savings_chars4
             st.placed = True
-            self.strategy.started_eager(st, plan.learned)
+            strategy.started_eager(st, plan.learned)
             return
         hidden = ctx.hidden
         stale = [n for n in st.modes if n in hidden] if hidden else []
         if stale:
             forget_hidden(st, hidden)
-            self.strategy.forget_sent()
+            strategy.forget_sent()
             shown = tuple(stale[: ListingRebuilt.SHOWN])
             ctx.emit(ListingRebuilt(step=ctx.step, hidden=shown, count=len(stale)))
 
     @hookimpl
     def greenroom_before_inference(self, ctx: RunContext, request: RequestDraft) -> None:
         st = _state(ctx)
-        self._settle(ctx, st)
+        strategy = self.strategy(ctx)
+        self._settle(ctx, st, strategy)
         st.step += 1
-        self.strategy.before_step(ctx, st)
+        strategy.before_step(ctx, st)
         if not st.active and not st.deferred():
             # below the thresholds nothing changes: the plugin's own tools are not sent either
             request.tools = [d for d in request.base_tools if d.name not in OWN_TOOLS]
             return
-        self.strategy.shape(ctx, st, request)
+        strategy.shape(ctx, st, request)
 
     @hookimpl
     def greenroom_after_inference(self, ctx: RunContext, response: ModelResponse) -> None:
         st = _state(ctx)
+        strategy = self.strategy(ctx)
         for search in response.searches:
             # the provider searched on its side: report it like a ToolSearch call
             mode = "hosted" if search.error is None else f"hosted error {search.error}"
             results = tuple((n, 1.0) for n in search.tools)
             ctx.emit(SearchPerformed(step=ctx.step, query=search.query, mode=mode, results=results))
-            self.strategy.promote(ctx, st, list(search.tools), f"hosted search {search.query!r}")
+            strategy.promote(ctx, st, list(search.tools), f"hosted search {search.query!r}")
         if st.retention:
-            self.strategy.observe(st, {target_name(c) for c in response.tool_calls})
+            strategy.observe(st, {target_name(c) for c in response.tool_calls})
 
     # ------------------------------------------------------------------ calls
     @hookimpl
@@ -190,8 +190,9 @@ class DeferredToolsPlugin(Plugin):
         group = ctx.group_of(call.name)
         if group is not None and group.id not in st.expansion and call.name in ctx.tools:
             st.expansion[group.id] = None  # called by name, its whole group was loaded
+        strategy = self.strategy(ctx)
         if not st.is_deferred(call.name) or st.has_discovered(call.name):
-            self.strategy.called(st, call.name)
+            strategy.called(st, call.name)
             return
         # called by name without a search: it works, and now counts as discovered
-        self.strategy.promote(ctx, st, [call.name], "called without search")
+        strategy.promote(ctx, st, [call.name], "called without search")

@@ -2,13 +2,14 @@
 
 They are real tools: the runtime runs them after validation and the gates, like any
 other, and gives them the run (``ToolCallContext.run``) because they read and change
-the session's deferral state. The dispatcher is unwrapped by the resolve hook before
-anything sees it (``unwrap``); its ``execute`` only runs when that did not happen.
+the session's deferral state, and follow the strategy of the run they are called in
+(``run_state``): one instance of each serves every run of the runtime at once. The
+dispatcher is unwrapped by the resolve hook before anything sees it (``unwrap``); its
+``execute`` only runs when that did not happen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from greenroom import (
@@ -28,6 +29,7 @@ from greenroom_deferred.catalog import deferred_tools, domains, group_members
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.descriptors import DISPATCH_DESCRIPTOR, DISPATCH_TOOL, LOAD_DESCRIPTOR, search_descriptor
 from greenroom_deferred.events import SearchPerformed
+from greenroom_deferred.run_state import run_strategy
 from greenroom_deferred.state import DeferralState, Placement, PlacementSource
 from greenroom_deferred.strategies import Strategy
 
@@ -37,10 +39,13 @@ class RunTool:
 
     timeout: float | None = None
 
-    def __init__(self, descriptor: ToolDescriptor, config: DeferredConfig, strategy: Callable[[], Strategy]) -> None:
+    def __init__(self, descriptor: ToolDescriptor, config: DeferredConfig) -> None:
         self._descriptor = descriptor
         self.config = config
-        self.strategy = strategy  # the run's strategy, chosen at RunStart
+
+    def strategy(self, run: RunContext) -> Strategy:
+        """The strategy of the run this call belongs to (chosen at its RunStart)."""
+        return run_strategy(run, self.config)
 
     @property
     def descriptor(self) -> ToolDescriptor:
@@ -58,8 +63,8 @@ class RunTool:
 class ToolSearch(RunTool):
     """Finds deferred tools (keywords through the ranking hooks, ``select:``, browse)."""
 
-    def __init__(self, config: DeferredConfig, strategy: Callable[[], Strategy]) -> None:
-        super().__init__(search_descriptor(config.max_results), config, strategy)
+    def __init__(self, config: DeferredConfig) -> None:
+        super().__init__(search_descriptor(config.max_results), config)
 
     async def answer(self, run: RunContext, st: DeferralState, args: dict[str, Any]) -> ToolResult:
         limit = int(args.get("max_results") or self.config.max_results)
@@ -94,7 +99,7 @@ class ToolSearch(RunTool):
         matched = [by_name[n] for n, _ in scored if n in by_name]
         if not matched:
             return ToolResult(answers.no_match(query, deferred, missing, self.config.browse_limit))
-        strategy = self.strategy()
+        strategy = self.strategy(run)
         strategy.promote(run, st, [d.name for d in matched], f"search {query.text!r}")
         return ToolResult(answers.found(matched, missing, strategy.call_hint))
 
@@ -111,11 +116,11 @@ class ToolSearch(RunTool):
 class LoadTools(RunTool):
     """Loads a tool group (all of it, or the names given) and reports what it holds."""
 
-    def __init__(self, config: DeferredConfig, strategy: Callable[[], Strategy]) -> None:
-        super().__init__(LOAD_DESCRIPTOR, config, strategy)
+    def __init__(self, config: DeferredConfig) -> None:
+        super().__init__(LOAD_DESCRIPTOR, config)
 
     async def answer(self, run: RunContext, st: DeferralState, args: dict[str, Any]) -> ToolResult:
-        strategy = self.strategy()
+        strategy = self.strategy(run)
         group_id = str(args.get("group_id", ""))
         wanted = args.get("tool_names")
         out: dict[str, Any] = {"error": None, "expanded": False, "group_id": group_id, "remaining": 0, "tool_names": []}
@@ -160,8 +165,8 @@ class LoadTools(RunTool):
 class Dispatcher(RunTool):
     """``deferred_tool_call``: the resolve hook turns its calls into the real call."""
 
-    def __init__(self, config: DeferredConfig, strategy: Callable[[], Strategy]) -> None:
-        super().__init__(DISPATCH_DESCRIPTOR, config, strategy)
+    def __init__(self, config: DeferredConfig) -> None:
+        super().__init__(DISPATCH_DESCRIPTOR, config)
 
     async def answer(self, run: RunContext, st: DeferralState, args: dict[str, Any]) -> ToolResult:
         return ToolResult.error(
