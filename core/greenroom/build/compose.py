@@ -266,11 +266,10 @@ def build_runtime(
         raise
     if mcp is not None:
         rt.on_close(mcp.aclose)
-    secrets = getattr(rt, "secrets", None)
-    if mcp is not None and secrets is not None:
+    if mcp is not None:
         # what the servers were given (env and header credentials, URL credentials): the
         # run masks them in tool results, errors and events, whichever tool quotes them
-        secrets.merge(mcp.secrets)
+        rt.secrets.merge(mcp.secrets)
     closer = getattr(built_model, "aclose", None)
     if closer is not None:
         rt.on_close(closer)  # the runtime made the model's client, so it closes it too

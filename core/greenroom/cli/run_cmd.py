@@ -124,6 +124,7 @@ def run_cmd(
         bus.subscribe(LiveView(console))
     saved_to: Path | None = None
     ending = _Ending()
+    rt: Any = None
     try:
         with ending:
             rt = _build(path, events=bus)
@@ -149,12 +150,12 @@ def run_cmd(
     except SessionError as exc:
         fail(str(exc))
     except PluginHookError as exc:
-        fail(str(exc), 1)
+        fail(_masked(rt, str(exc)), 1)
     except ModelError as exc:
-        fail(f"the model failed: {exc}", 1)
+        fail(_masked(rt, f"the model failed: {exc}"), 1)
     except Exception as exc:
         error = first_error(exc)
-        fail(f"{type(error).__name__}: {error}", 1)
+        fail(_masked(rt, f"{type(error).__name__}: {error}"), 1)
     finally:
         if writer:
             writer.close()
@@ -172,6 +173,13 @@ def run_cmd(
     if outcome.stop_reason != "final":
         err_console.print(f"[yellow]run stopped: {outcome.stop_reason}[/]")
         raise typer.Exit(1)
+
+
+def _masked(rt: Any, message: str) -> str:
+    """``message`` without the run's secrets (an MCP server's token a plugin's error quotes);
+    ``fail`` masks the ones the whole process knows (API keys)."""
+    secrets = getattr(rt, "secrets", None)
+    return secrets.mask(message) if secrets else message
 
 
 def _say(message: str) -> None:

@@ -329,3 +329,14 @@ def test_a_python_tool_quoting_a_servers_token_is_masked_too(tmp_path: Path) -> 
     events = json.dumps([e.to_json() for e in seen], default=str)
     for form in forms(TOKEN):
         assert form not in events
+
+
+def test_the_cli_masks_the_runs_secrets_in_the_error_it_prints() -> None:
+    from types import SimpleNamespace
+
+    from greenroom._support.redact import Secrets
+    from greenroom.cli.run_cmd import _masked
+
+    rt = SimpleNamespace(secrets=Secrets([TOKEN]))
+    assert _masked(rt, f"plugin 'audit' failed: bad token {b64(TOKEN)}") == f"plugin 'audit' failed: bad token {MASK}"
+    assert _masked(None, "no runtime yet") == "no runtime yet"
