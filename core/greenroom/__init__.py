@@ -72,6 +72,14 @@ if TYPE_CHECKING:
     from greenroom.plugins.discovery import discover as _discover_plugins
     from greenroom.plugins.discovery import hookimpl as hookimpl
     from greenroom.plugins.discovery import make_plugin_host as make_plugin_host
+    from greenroom.providers.base import ProviderModel as ProviderModel
+    from greenroom.providers.errors import ProviderConnectionError as ProviderConnectionError
+    from greenroom.providers.errors import ProviderError as ProviderError
+    from greenroom.providers.errors import error_for_status as error_for_status
+    from greenroom.providers.options import ProviderOptions as ProviderOptions
+    from greenroom.providers.options import parse_provider_options as parse_provider_options
+    from greenroom.providers.retry import RetryPolicy as RetryPolicy
+    from greenroom.providers.retry import parse_retry_after as parse_retry_after
     from greenroom.providers.scripted import PolicyModel as PolicyModel
     from greenroom.run.context import Decision as Decision
     from greenroom.run.context import RunContext as RunContext
@@ -189,6 +197,14 @@ _EXPORTS: dict[str, str] = {
     "discover_plugins": "greenroom.plugins.discovery:discover",
     "hookimpl": "greenroom.plugins.discovery",
     "make_plugin_host": "greenroom.plugins.discovery",
+    "ProviderModel": "greenroom.providers.base",
+    "ProviderConnectionError": "greenroom.providers.errors",
+    "ProviderError": "greenroom.providers.errors",
+    "error_for_status": "greenroom.providers.errors",
+    "ProviderOptions": "greenroom.providers.options",
+    "parse_provider_options": "greenroom.providers.options",
+    "RetryPolicy": "greenroom.providers.retry",
+    "parse_retry_after": "greenroom.providers.retry",
     "PolicyModel": "greenroom.providers.scripted",
     "Decision": "greenroom.run.context",
     "RunContext": "greenroom.run.context",

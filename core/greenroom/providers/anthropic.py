@@ -61,10 +61,10 @@ from greenroom.models import (
     Usage,
 )
 from greenroom.plugins.discovery import Plugin, hookimpl
-from greenroom.providers._common import SDKModel
 from greenroom.providers._messages import ordered_system, paired_messages, parse_arguments
-from greenroom.providers._options import missing_sdk, parse_options
+from greenroom.providers._sdk import SDKModel
 from greenroom.providers.errors import ProviderResponseError
+from greenroom.providers.options import missing_sdk, parse_provider_options
 from greenroom.tools import ToolDescriptor
 
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -304,7 +304,7 @@ def _searches(content: Sequence[Any]) -> tuple[HostedSearch, ...]:
 
 def make_anthropic_model(model_name: str, options: Mapping[str, Any]) -> Model:
     """``anthropic:MODEL`` -> an ``AnthropicModel``."""
-    opts = parse_options(
+    opts = parse_provider_options(
         "anthropic",
         options,
         default_key_env=KEY_ENV,

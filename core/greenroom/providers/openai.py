@@ -32,10 +32,10 @@ from typing import Any
 from greenroom.config import ConfigError
 from greenroom.models import Message, Model, ModelRequest, ModelResponse, ToolCall, Usage
 from greenroom.plugins.discovery import Plugin, hookimpl
-from greenroom.providers._common import SDKModel
 from greenroom.providers._messages import ordered_system, paired_messages, parse_arguments
-from greenroom.providers._options import ProviderOptions, missing_sdk, parse_options
+from greenroom.providers._sdk import SDKModel
 from greenroom.providers.errors import ProviderResponseError
+from greenroom.providers.options import ProviderOptions, missing_sdk, parse_provider_options
 from greenroom.tools import ToolDescriptor
 
 KEY_ENV = "OPENAI_API_KEY"
@@ -244,7 +244,9 @@ class OpenAIResponsesModel(OpenAIChatModel):
 
 def make_openai_model(model_name: str, options: Mapping[str, Any]) -> Model:
     """``openai:MODEL`` -> a Chat Completions (default) or Responses model."""
-    opts: ProviderOptions = parse_options("openai", options, default_key_env=KEY_ENV, extra_keys={"api": "chat"})
+    opts: ProviderOptions = parse_provider_options(
+        "openai", options, default_key_env=KEY_ENV, extra_keys={"api": "chat"}
+    )
     api = opts.extra["api"]
     if api == "chat":
         return OpenAIChatModel(model_name, opts)

@@ -1,4 +1,10 @@
-"""Provider options from ``[model]``, API keys from the environment, the lazy SDK import."""
+"""Provider options from ``[model]`` (``ProviderOptions``, ``parse_provider_options``, both
+public in ``greenroom``), API keys from the environment, the lazy SDK import.
+
+Every provider reads the same common keys (``base_url``, ``api_key_env``, ``timeout``,
+``max_retries``, ``temperature``, ``max_tokens``, ``extra_body``) and names its own in
+``extra_keys``; an unknown key or a bad value is a ``ConfigError`` naming the key.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +35,8 @@ refuses to start without some key."""
 
 @attrs.frozen
 class ProviderOptions:
-    """The ``[model]`` table, checked. Provider-specific keys are in ``extra``."""
+    """The ``[model]`` table, checked. Provider-specific keys are in ``extra`` (with
+    their defaults filled in; their values are for the provider to check)."""
 
     base_url: str | None = None
     api_key_env: str = ""
@@ -52,7 +59,7 @@ def _number(key: str, value: Any, *, minimum: float, integer: bool = False, excl
     return value
 
 
-def parse_options(
+def parse_provider_options(
     provider: str,
     options: Mapping[str, Any],
     *,
@@ -149,3 +156,14 @@ def api_key(provider: str, env_name: str) -> str:
             'api_key_env = "NAME" in the model table (api_key_env = "" for a local server that needs no key)'
         )
     return value
+
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "NO_KEY_PLACEHOLDER",
+    "ProviderOptions",
+    "api_key",
+    "import_sdk",
+    "missing_sdk",
+    "parse_provider_options",
+]

@@ -1,9 +1,11 @@
-"""Bounded retries with exponential backoff and jitter, shared by the providers.
+"""Bounded retries with exponential backoff and jitter: ``RetryPolicy``, public as
+``greenroom.RetryPolicy``, and the loop every ``ProviderModel`` runs its calls in.
 
 The SDKs can retry on their own, but their loop is hidden: it cannot be told how to
 sleep (so tests would wait for real), it retries before we can translate the error, and
 the two SDKs differ. greenroom turns the SDK's retries off (``max_retries=0``) and runs
-this one loop around each call, so both providers retry the same way:
+this one loop around each call, so every provider (a third-party one built on
+``ProviderModel`` too) retries the same way:
 
 - only errors that are ``retryable`` (429, 5xx, 408/409, connection errors, timeouts);
 - at most ``max_retries`` extra attempts;
@@ -36,7 +38,9 @@ T = TypeVar("T")
 
 @attrs.frozen
 class RetryPolicy:
-    """How a provider retries. ``sleep`` and ``random`` are injectable for tests."""
+    """How a provider retries (a ``ProviderModel`` makes one from ``[model] max_retries``
+    as ``model.retry``; replace it with ``attrs.evolve``). ``sleep`` and ``random`` are
+    injectable, so a test waits for nothing."""
 
     max_retries: int = 2
     base_delay: float = 0.5
@@ -109,3 +113,6 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+__all__ = ["RetryPolicy", "call_with_retries", "parse_retry_after"]

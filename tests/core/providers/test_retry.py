@@ -8,7 +8,6 @@ import time
 import pytest
 from fake_llm_server import SleepRecorder
 
-from greenroom.providers._retry import RetryPolicy, call_with_retries, parse_retry_after
 from greenroom.providers.errors import (
     ProviderAuthError,
     ProviderConnectionError,
@@ -16,6 +15,7 @@ from greenroom.providers.errors import (
     ProviderServerError,
     error_for_status,
 )
+from greenroom.providers.retry import RetryPolicy, call_with_retries, parse_retry_after
 
 
 def test_backoff_doubles_up_to_the_cap_and_jitter_only_shortens() -> None:
