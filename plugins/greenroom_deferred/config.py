@@ -1,4 +1,8 @@
-"""Configuration of the deferred-tools plugin (``[plugins.deferred-tools]``)."""
+"""Configuration of the deferred-tools plugin (``[plugins.deferred-tools]``).
+
+Bounds are the fields' attrs validators, declared once: ``config_schema`` derives the
+JSON Schema's bounds from them (``bounds.with_bounds``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,9 @@ from typing import Any, Literal
 import attrs
 
 from greenroom import check_glob
+from greenroom_deferred.bounds import with_bounds
+
+_ge, _gt, _le = attrs.validators.ge, attrs.validators.gt, attrs.validators.le
 
 
 def _glob(instance: Any, attribute: Any, value: str) -> None:
@@ -41,12 +48,12 @@ class RetentionConfig:
         default_prior: Use probability assumed for a tool without a learned prior.
     """
 
-    omega: float = 0.95
-    n0: float = 5.0
+    omega: float = attrs.field(default=0.95, validator=[_gt(0), _le(1)])
+    n0: float = attrs.field(default=5.0, validator=_gt(0))
     defer_after: int = 5
     thresh_mult: float = 0.5
-    gamma: float = 2000.0
-    default_prior: float = 0.01
+    gamma: float = attrs.field(default=2000.0, validator=_gt(0))
+    default_prior: float = attrs.field(default=0.01, validator=[_ge(0), _le(1)])
 
 
 @attrs.frozen
@@ -89,26 +96,16 @@ class DeferredConfig:
     rules: tuple[Rule, ...] = ()
     default_mode: Literal["eager", "deferred"] = "deferred"
     never_defer: tuple[str, ...] = ()
-    min_tools: int = 15
-    beta_overhead: int = 1136
+    min_tools: int = attrs.field(default=15, validator=_ge(0))
+    beta_overhead: int = attrs.field(default=1136, validator=_ge(0))
     savings_measure: Literal["tokens", "chars4"] = "tokens"
-    max_results: int = 5
+    max_results: int = attrs.field(default=5, validator=_ge(1))
     prior_eager: bool = True
-    browse_limit: int = 60
+    browse_limit: int = attrs.field(default=60, validator=_ge(1))
     retention: RetentionConfig = RetentionConfig()
 
 
-def constrain_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Add to the JSON Schema derived from ``DeferredConfig`` the bounds its types cannot
-    say, so a bad value is a config error naming its key."""
-    props = schema["properties"]
-    props["min_tools"]["minimum"] = 0
-    props["beta_overhead"]["minimum"] = 0
-    props["max_results"]["minimum"] = 1
-    props["browse_limit"]["minimum"] = 1
-    ret = props["retention"]["properties"]
-    ret["omega"].update(exclusiveMinimum=0, maximum=1)
-    ret["n0"]["exclusiveMinimum"] = 0
-    ret["gamma"]["exclusiveMinimum"] = 0
-    ret["default_prior"].update(minimum=0, maximum=1)
-    return schema
+def config_schema(base: dict[str, Any]) -> dict[str, Any]:
+    """The JSON Schema derived from ``DeferredConfig`` with its validators' bounds, so a
+    bad value is a config error naming its key."""
+    return with_bounds(DeferredConfig, base)

@@ -39,7 +39,7 @@ from greenroom import (
     hookimpl,
 )
 from greenroom_deferred.catalog import agent_tools, grouped_names
-from greenroom_deferred.config import DeferredConfig, constrain_schema
+from greenroom_deferred.config import DeferredConfig, config_schema
 from greenroom_deferred.descriptors import OWN_TOOLS
 from greenroom_deferred.events import ListingRebuilt, SearchPerformed
 from greenroom_deferred.placement import place
@@ -70,7 +70,7 @@ class DeferredToolsPlugin(Plugin):
 
     @classmethod
     def config_schema(cls) -> dict[str, Any]:
-        return constrain_schema(super().config_schema())
+        return config_schema(super().config_schema())
 
     def strategy(self, ctx: RunContext) -> Strategy:
         """The strategy in effect for the run ``ctx`` is for (chosen at its RunStart)."""

@@ -1,4 +1,9 @@
-"""The ``[plugins.priors-persistence]`` section: a frozen attrs class and its JSON Schema."""
+"""The ``[plugins.priors-persistence]`` section: a frozen attrs class and its JSON Schema.
+
+Bounds are the fields' attrs validators, declared once: ``config_schema`` derives the
+JSON Schema's bounds from them (``bounds.with_bounds``). The store URL's check is the
+plugin's own function, so its pattern is written into the schema here (one constant).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,8 @@ import re
 from typing import Any, Literal
 
 import attrs
+
+from greenroom_priors.bounds import with_bounds
 
 _gt, _ge, _le = attrs.validators.gt, attrs.validators.ge, attrs.validators.le
 
@@ -84,11 +91,9 @@ class PriorsConfig:
 
 
 def config_schema(base: dict[str, Any]) -> dict[str, Any]:
-    """The derived schema plus the bounds types cannot express."""
-    props = base["properties"]
-    props["min_smoothing"].update({"exclusiveMinimum": 0, "maximum": 1})
-    props["default_prior"].update({"minimum": 0, "maximum": 1})
-    props["on_store_error"].setdefault("enum", ["warn", "raise"])
+    """The schema derived from ``PriorsConfig`` with its validators' bounds, and the store
+    URL's pattern."""
+    props = with_bounds(PriorsConfig, base)["properties"]
     props["store"].update({"pattern": STORE_URL_PATTERN, "errorMessage": STORE_URL_MEANS})
     props["store"].setdefault(
         "examples", ["sqlite:///var/lib/agents/priors.sqlite3", "postgresql://agents@db.internal/agents"]

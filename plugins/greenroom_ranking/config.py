@@ -1,4 +1,8 @@
-"""The ``[plugins.search-ranking]`` section: a frozen attrs class and its JSON Schema."""
+"""The ``[plugins.search-ranking]`` section: a frozen attrs class and its JSON Schema.
+
+Bounds are the fields' attrs validators, declared once: ``config_schema`` derives the
+JSON Schema's bounds from them (``bounds.with_bounds``).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,11 @@ from typing import Any, Literal
 
 import attrs
 
+from greenroom_ranking.bounds import with_bounds
 from greenroom_ranking.extra import missing_extra
 
-_ge, _le, _gt = attrs.validators.ge, attrs.validators.le, attrs.validators.gt
+_v = attrs.validators
+_ge, _le, _gt = _v.ge, _v.le, _v.gt
 
 BUILTIN_RANKERS = ("keyword", "bm25", "bm25-plain", "embedding")
 """Rankers this plugin ships; ``embedding`` needs the ``embeddings`` extra."""
@@ -29,12 +35,7 @@ weights plus the embedding ranker at half bm25's weight. Needs the ``embeddings`
 so it is a documented preset (``greenroom rank eval --ranker hybrid``), not the default."""
 
 
-def _check_rankers(_inst: Any, _attr: Any, value: tuple[str, ...]) -> None:
-    unknown = [r for r in value if r not in BUILTIN_RANKERS]
-    if unknown:
-        raise ValueError(f"unknown ranker(s) {', '.join(unknown)}; choose from {', '.join(BUILTIN_RANKERS)}")
-    if not value:
-        raise ValueError("rankers must name at least one ranker")
+def _embedding_installed(_inst: Any, _attr: Any, value: tuple[str, ...]) -> None:
     if "embedding" in value:
         # the extra is checked when the config is read, not at the first search, so a
         # missing install is a config error that names the key
@@ -50,7 +51,7 @@ class RankingConfig:
     rankers: tuple[str, ...] = attrs.field(
         default=DEFAULT_RANKERS,
         converter=tuple,
-        validator=_check_rankers,
+        validator=[_v.deep_iterable(_v.in_(BUILTIN_RANKERS), _v.min_len(1)), _embedding_installed],
         metadata={
             "description": (
                 "Built-in rankers to run, fused together with any third-party ranker: keyword "
@@ -62,7 +63,7 @@ class RankingConfig:
     )
     fusion: Literal["rrf", "weighted"] = attrs.field(
         default="weighted",
-        validator=attrs.validators.in_(("rrf", "weighted")),
+        validator=_v.in_(("rrf", "weighted")),
         metadata={
             "description": (
                 "How rankings combine: rrf (reciprocal-rank fusion, sum of weight/(rrf_k + rank)) or "
@@ -73,6 +74,7 @@ class RankingConfig:
     weights: dict[str, float] = attrs.field(
         factory=lambda: dict(DEFAULT_WEIGHTS),
         converter=lambda given: {**DEFAULT_WEIGHTS, **given},
+        validator=_v.deep_mapping(_v.instance_of(str), _ge(0)),
         metadata={
             "description": (
                 "Weight of each ranking in the fusion, by ranker name (third-party rankers "
@@ -106,6 +108,7 @@ class RankingConfig:
     )
     max_results: int | None = attrs.field(
         default=None,
+        validator=_v.optional(_ge(1)),
         metadata={
             "description": ("Upper bound on results per search; null: the query's own max_results (ToolSearch's).")
         },
@@ -200,21 +203,5 @@ class RankingConfig:
 
 
 def config_schema(base: dict[str, Any]) -> dict[str, Any]:
-    """The derived schema plus the constraints types cannot express."""
-    props = base["properties"]
-    props["rankers"]["items"] = {"enum": list(BUILTIN_RANKERS)}
-    props["rankers"]["minItems"] = 1
-    props["fusion"].setdefault("enum", ["rrf", "weighted"])
-    props["weights"]["additionalProperties"] = {"type": "number", "minimum": 0}
-    props["default_weight"]["minimum"] = 0
-    props["rrf_k"]["exclusiveMinimum"] = 0
-    props["depth"]["minimum"] = 1
-    props["prior_weight"]["minimum"] = 0
-    props["max_results"]["minimum"] = 1
-    props["min_score_ratio"].update({"minimum": 0, "maximum": 1})
-    props["keyword_band"].update({"minimum": 0, "maximum": 1})
-    props["bm25_k1"]["minimum"] = 0
-    props["bm25_b"].update({"minimum": 0, "maximum": 1})
-    props["name_weight"]["minimum"] = 1
-    props["embedding_min_similarity"].update({"minimum": 0, "maximum": 1})
-    return base
+    """The schema derived from ``RankingConfig`` with its validators' bounds."""
+    return with_bounds(RankingConfig, base)
