@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from greenroom_ranking.cache import CatalogCache
+    from greenroom_ranking.cache import CorpusCache
     from greenroom_ranking.config import BUILTIN_RANKERS, DEFAULT_RANKERS, HYBRID_SETTINGS, RankingConfig
     from greenroom_ranking.engine import RankingEngine
     from greenroom_ranking.fusion import CompositeRanking, cut, fuse, prior_boost, rrf, weighted
@@ -23,7 +23,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_RANKERS": "greenroom_ranking.config",
     "HYBRID_SETTINGS": "greenroom_ranking.config",
     "RankingConfig": "greenroom_ranking.config",
-    "CatalogCache": "greenroom_ranking.cache",
+    "CorpusCache": "greenroom_ranking.cache",
     "RankingEngine": "greenroom_ranking.engine",
     "CompositeRanking": "greenroom_ranking.fusion",
     "cut": "greenroom_ranking.fusion",
@@ -38,8 +38,8 @@ __all__ = [
     "BUILTIN_RANKERS",
     "DEFAULT_RANKERS",
     "HYBRID_SETTINGS",
-    "CatalogCache",
     "CompositeRanking",
+    "CorpusCache",
     "RankingConfig",
     "RankingEngine",
     "SearchRankingPlugin",

@@ -1,16 +1,16 @@
-"""Where a search's candidates sit in a catalog, and every index built once per catalog.
+"""Where a search's candidates sit in a corpus, and every index built once per corpus.
 
-A search's candidates (the tools still deferred) become a mask over a ``Catalog``:
+A search's candidates (the tools still deferred) become a mask over a ``RankingCorpus``:
 
 - the same sequence object as one of the last few searches (same length, same tools at
   a few probed places), or an equal list: that search's mask, at no cost per tool. The
   caller promises not to change a sequence in place once it has been searched;
-- other candidates the catalog holds: located by object identity at C speed (a
-  descriptor equal to the catalog's, but another object, is compared once);
-- anything else (a group loaded, a description changed): a new catalog, the union of
+- other candidates the corpus holds: located by object identity at C speed (a
+  descriptor equal to the corpus's, but another object, is compared once);
+- anything else (a group loaded, a description changed): a new corpus, the union of
   the old one and the candidates unless stale tools would make up more than half.
 
-Catalogs are shared by every engine in the process, by digest (``Catalog.digest``), so a
+Corpora are shared by every engine in the process, by digest (``RankingCorpus.digest``), so a
 second runtime over the same tools builds nothing. Each costly part of an index (see
 ``rankers.PARTS``) is read from the on-disk store (``store.IndexStore``) when another
 process built it, and built and written there otherwise. ``builds`` and ``loads`` count
@@ -32,38 +32,38 @@ import attrs
 import numpy as np
 
 from greenroom import ToolDescriptor
-from greenroom_ranking.catalog import Catalog, CatalogText
 from greenroom_ranking.config import RankingConfig
+from greenroom_ranking.corpus import CorpusText, RankingCorpus
 from greenroom_ranking.index import Index
 from greenroom_ranking.rankers import PARTS, RANKERS, Part
 from greenroom_ranking.store import IndexStore
 
-KEEP_CATALOGS = 4
-"""Catalogs kept for sharing in one process (a runtime keeps its own alive regardless)."""
+KEEP_CORPORA = 4
+"""Corpora kept for sharing in one process (a runtime keeps its own alive regardless)."""
 
-_SHARED: OrderedDict[str, Catalog] = OrderedDict()
+_SHARED: OrderedDict[str, RankingCorpus] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
 
 
 def forget() -> None:
-    """Drop the catalogs this process shares between engines (the disk store stays)."""
+    """Drop the corpora this process shares between engines (the disk store stays)."""
     with _SHARED_LOCK:
         _SHARED.clear()
 
 
-def _share(catalog: Catalog) -> tuple[Catalog, bool]:
-    """The process's catalog with this digest (registering this one if none); whether it
+def _share(corpus: RankingCorpus) -> tuple[RankingCorpus, bool]:
+    """The process's corpus with this digest (registering this one if none); whether it
     was already there."""
-    digest = catalog.digest
+    digest = corpus.digest
     with _SHARED_LOCK:
         known = _SHARED.get(digest)
         if known is not None:
             _SHARED.move_to_end(digest)
             return known, True
-        _SHARED[digest] = catalog
-        while len(_SHARED) > KEEP_CATALOGS:
+        _SHARED[digest] = corpus
+        while len(_SHARED) > KEEP_CORPORA:
             _SHARED.popitem(last=False)
-        return catalog, False
+        return corpus, False
 
 
 @functools.lru_cache(maxsize=1)
@@ -85,10 +85,10 @@ def _tooling() -> str:
 
 @attrs.frozen
 class View:
-    """One search's candidates, located in a catalog."""
+    """One search's candidates, located in a corpus."""
 
-    catalog: Catalog
-    allowed: np.ndarray | None  # None: every catalog tool is a candidate
+    corpus: RankingCorpus
+    allowed: np.ndarray | None  # None: every corpus tool is a candidate
 
 
 def _probe(candidates: Sequence[ToolDescriptor]) -> tuple[int, ...]:
@@ -110,19 +110,19 @@ KEEP_VIEWS = 4
 """Candidate sequences remembered per engine (the deferred set, all tools, a few more)."""
 
 
-class CatalogCache:
-    """Candidates located in shared catalogs, and their indexes (see the module doc)."""
+class CorpusCache:
+    """Candidates located in shared corpora, and their indexes (see the module doc)."""
 
     def __init__(self, config: RankingConfig, store: IndexStore | None = None, *, shared: bool = True) -> None:
         self.config = config
         self.store = store or IndexStore()
-        self._sharing = shared  # False: catalogs of its own (an evaluation timing real builds)
+        self._sharing = shared  # False: corpora of its own (an evaluation timing real builds)
         self.builds: dict[str, int] = {}
         self.loads: dict[str, int] = {}
         self.build_seconds: dict[str, float] = {}
-        self.shared = 0  # catalogs another engine in this process had already made
-        self._catalog: Catalog | None = None
-        self._ids: dict[int, int] = {}  # id of a descriptor equal to a catalog tool -> its position
+        self.shared = 0  # corpora another engine in this process had already made
+        self._corpus: RankingCorpus | None = None
+        self._ids: dict[int, int] = {}  # id of a descriptor equal to a corpus tool -> its position
         self._held: list[ToolDescriptor] = []  # keeps those descriptors (and so their ids) alive
         self._seen: list[_Seen] = []  # distinct candidate sets, most recent first
         self._copy: _Seen | None = None  # the last new list found equal to one of them
@@ -145,15 +145,15 @@ class CatalogCache:
                     if len(candidates) == len(seen.held) and candidates == seen.held:
                         self._copy = _Seen(candidates, seen.held, _probe(candidates), seen.view)
                         return seen.view
-            cat = self._catalog
-            positions = self._positions(cat, candidates) if cat is not None else None
-            if cat is None or positions is None:
-                cat = self._adopt(candidates)
-                positions = self._positions(cat, candidates)
+            corpus = self._corpus
+            positions = self._positions(corpus, candidates) if corpus is not None else None
+            if corpus is None or positions is None:
+                corpus = self._adopt(candidates)
+                positions = self._positions(corpus, candidates)
                 assert positions is not None  # every candidate's id was just recorded
-            mask = np.zeros(len(cat), dtype=np.bool_)
+            mask = np.zeros(len(corpus), dtype=np.bool_)
             mask[positions] = True
-            view = View(cat, None if mask.all() else mask)
+            view = View(corpus, None if mask.all() else mask)
             self._remember_sequence(candidates, view)
             return view
 
@@ -162,107 +162,107 @@ class CatalogCache:
         seen = _Seen(candidates, list(candidates), _probe(candidates), view)
         self._seen = [seen, *(s for s in self._seen if s.sequence is not candidates)][:KEEP_VIEWS]
 
-    def _positions(self, cat: Catalog, candidates: Sequence[ToolDescriptor]) -> np.ndarray | None:
-        """Each candidate's catalog position, or None when one is not in the catalog."""
+    def _positions(self, corpus: RankingCorpus, candidates: Sequence[ToolDescriptor]) -> np.ndarray | None:
+        """Each candidate's corpus position, or None when one is not in the corpus."""
         get = self._ids.get
         positions = np.fromiter(map(get, map(id, candidates), repeat(-1)), dtype=np.int64, count=len(candidates))
         for j in np.flatnonzero(positions < 0).tolist():
             d = candidates[j]
-            i = cat.position.get(d.name)
-            if i is None or cat.tools[i] != d:
+            i = corpus.position.get(d.name)
+            if i is None or corpus.tools[i] != d:
                 return None
             positions[j] = i
             self._ids[id(d)] = i
             self._held.append(d)
-        if len(self._held) > 2 * len(cat) + 1024:  # new descriptor objects keep arriving
-            self._ids = {id(t): i for i, t in enumerate(cat.tools)}
+        if len(self._held) > 2 * len(corpus) + 1024:  # new descriptor objects keep arriving
+            self._ids = {id(t): i for i, t in enumerate(corpus.tools)}
             self._held = []
         return positions
 
-    def _adopt(self, candidates: Sequence[ToolDescriptor]) -> Catalog:
-        """A catalog holding every candidate, shared with the process when it exists."""
+    def _adopt(self, candidates: Sequence[ToolDescriptor]) -> RankingCorpus:
+        """A corpus holding every candidate, shared with the process when it exists."""
         by_name = {d.name: d for d in candidates}
-        old = self._catalog
+        old = self._corpus
         merged: list[ToolDescriptor] = list(by_name.values())
         if old is not None:
             keep = [t for t in old.tools if t.name not in by_name]
             if len(keep) <= len(by_name):
                 merged = [*keep, *merged]
-        cat, known = _share(Catalog(merged)) if self._sharing else (Catalog(merged), False)
+        corpus, known = _share(RankingCorpus(merged)) if self._sharing else (RankingCorpus(merged), False)
         self.shared += known
-        self._catalog = cat
-        self._seen, self._copy = [], None  # their views are over the old catalog, which may now go
-        self._ids = {id(t): i for i, t in enumerate(cat.tools)}
+        self._corpus = corpus
+        self._seen, self._copy = [], None  # their views are over the old corpus, which may now go
+        self._ids = {id(t): i for i, t in enumerate(corpus.tools)}
         self._held = []
         # the candidates' own descriptors, duplicates of a name included (the last one
-        # wins, as in the catalog), so the next search finds every one by identity
+        # wins, as in the corpus), so the next search finds every one by identity
         for d in candidates:
             if id(d) not in self._ids:
-                self._ids[id(d)] = cat.position[d.name]
+                self._ids[id(d)] = corpus.position[d.name]
                 self._held.append(d)
-        return cat
+        return corpus
 
     # ------------------------------------------------------------------ indexes
-    def index(self, catalog: Catalog, ranker: str) -> Index:
-        """The ranker's index over the catalog, made on first use from its parts."""
+    def index(self, corpus: RankingCorpus, ranker: str) -> Index:
+        """The ranker's index over the corpus, made on first use from its parts."""
         spec = RANKERS.get(ranker)
         if spec is None:
             raise KeyError(f"unknown ranker {ranker!r}")
         key = (ranker, spec.settings(self.config))
-        with catalog.lock:
-            idx = catalog.indexes.get(key)
+        with corpus.lock:
+            idx = corpus.indexes.get(key)
             if idx is None:
-                parts = {p: self.part(catalog, p) for p in spec.parts}
+                parts = {p: self.part(corpus, p) for p in spec.parts}
                 start = time.perf_counter()
-                idx = spec.make(catalog, self.config, parts)
+                idx = spec.make(corpus, self.config, parts)
                 if not spec.parts:  # made from scratch (the embedding ranker): a build
                     self._count(self.builds, ranker, time.perf_counter() - start)
-                catalog.indexes[key] = idx
+                corpus.indexes[key] = idx
             return idx
 
-    def text(self, catalog: Catalog) -> CatalogText:
-        """The catalog's text index (``+required`` filtering and the keyword ranker)."""
-        text: CatalogText = self.part(catalog, "text")
+    def text(self, corpus: RankingCorpus) -> CorpusText:
+        """The corpus's text index (``+required`` filtering and the keyword ranker)."""
+        text: CorpusText = self.part(corpus, "text")
         return text
 
-    def part(self, catalog: Catalog, name: str) -> Any:
-        """A costly part over the catalog: from this process, else disk, else built (and
+    def part(self, corpus: RankingCorpus, name: str) -> Any:
+        """A costly part over the corpus: from this process, else disk, else built (and
         written to disk for the next process)."""
         spec = PARTS[name]
         settings = spec.settings(self.config)
-        key = f"{name}:{catalog.digest}:{settings!r}" + ("" if name == "text" else f":{_tooling()}")
-        with catalog.lock:
-            got = catalog.parts.get(key)
+        key = f"{name}:{corpus.digest}:{settings!r}" + ("" if name == "text" else f":{_tooling()}")
+        with corpus.lock:
+            got = corpus.parts.get(key)
             if got is not None:
                 return got
             if not self.config.index_cache:
-                got = self._build(catalog, name, spec)
+                got = self._build(corpus, name, spec)
             else:
-                got = self._read(catalog, key, name, spec)
+                got = self._read(corpus, key, name, spec)
                 if got is None:
                     with self.store.building(key):
                         # another process may have written it while this one waited
-                        got = self._read(catalog, key, name, spec)
+                        got = self._read(corpus, key, name, spec)
                         if got is None:
-                            got = self._build(catalog, name, spec)
+                            got = self._build(corpus, name, spec)
                             self.store.save(key, got.to_arrays())
-            catalog.parts[key] = got
+            corpus.parts[key] = got
             return got
 
-    def _read(self, catalog: Catalog, key: str, name: str, spec: Part) -> Any:
+    def _read(self, corpus: RankingCorpus, key: str, name: str, spec: Part) -> Any:
         arrays = self.store.load(key)
         if arrays is None:
             return None
         try:
-            got = spec.load(catalog, arrays)
+            got = spec.load(corpus, arrays)
         except Exception:  # damaged or from another version: rebuilt and overwritten, never an error
             return None
         self.loads[name] = self.loads.get(name, 0) + 1
         return got
 
-    def _build(self, catalog: Catalog, name: str, spec: Part) -> Any:
+    def _build(self, corpus: RankingCorpus, name: str, spec: Part) -> Any:
         start = time.perf_counter()
-        got = spec.build(catalog, self.config)
+        got = spec.build(corpus, self.config)
         self._count(self.builds, name, time.perf_counter() - start)
         return got
 

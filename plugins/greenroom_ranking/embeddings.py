@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from greenroom import ScoredTool, SearchQuery, ToolDescriptor, peek_schema, state_dir
-from greenroom_ranking.catalog import Catalog
 from greenroom_ranking.config import RankingConfig
+from greenroom_ranking.corpus import RankingCorpus
 from greenroom_ranking.extra import missing_extra
 from greenroom_ranking.index import top_scored
 from greenroom_ranking.text import split_identifier
@@ -192,7 +192,7 @@ def embedder(model: str | None = None) -> Embedder:
 
 
 KEEP_MATRICES = 32
-"""Catalog matrices kept on disk, the most recently used first (about 6 MB for a
+"""Corpus matrices kept on disk, the most recently used first (about 6 MB for a
 4,000-tool catalog): a catalog that changes often would otherwise leave a file per version."""
 
 
@@ -246,12 +246,12 @@ def _write_matrix(path: Path, matrix: np.ndarray) -> None:
 class EmbeddingIndex:
     """Cosine similarity between the query's embedding and each tool's."""
 
-    def __init__(self, catalog: Catalog, config: RankingConfig, emb: Embedder | None = None) -> None:
-        self.names = catalog.names
-        self.ranks = catalog.ranks
+    def __init__(self, corpus: RankingCorpus, config: RankingConfig, emb: Embedder | None = None) -> None:
+        self.names = corpus.names
+        self.ranks = corpus.ranks
         self.embedder = emb or embedder(config.embedding_model)
         self.min_similarity = config.embedding_min_similarity
-        texts = [embedding_text(t, parameters=config.embedding_parameters) for t in catalog.tools]
+        texts = [embedding_text(t, parameters=config.embedding_parameters) for t in corpus.tools]
         self.matrix = self.embedder.catalog(texts, use_disk=config.embedding_cache)
 
     def scores(self, query: SearchQuery) -> np.ndarray:
@@ -270,8 +270,8 @@ class EmbeddingIndex:
         return top_scored(self.names, scores, depth, self.ranks)
 
 
-def build_embedding(catalog: Catalog, config: RankingConfig) -> EmbeddingIndex:
+def build_embedding(corpus: RankingCorpus, config: RankingConfig) -> EmbeddingIndex:
     problem = missing_extra()
     if problem is not None:
         raise ImportError(problem)
-    return EmbeddingIndex(catalog, config)
+    return EmbeddingIndex(corpus, config)

@@ -1,13 +1,13 @@
 """The ranking machinery the plugin's hooks and the evaluator share.
 
-A ``RankingEngine`` runs the configured rankers over a catalog (indexes cached by
-``CatalogCache``, in the process and on disk), fuses their rankings with any other
+A ``RankingEngine`` runs the configured rankers over a corpus (indexes cached by
+``CorpusCache``, in the process and on disk), fuses their rankings with any other
 ranker's, keeps the eligible candidates, applies the usage-prior boost and cuts. It
 knows nothing of hooks or runs: the plugin feeds it what a hook receives, ``greenroom
 rank eval`` feeds it a dataset.
 
 A search costs what its hits and its results cost: the candidates are a cached mask
-(``CatalogCache.view``), ``+required`` terms narrow that mask once for every ranker, and
+(``CorpusCache.view``), ``+required`` terms narrow that mask once for every ranker, and
 nothing after the rankers looks at more than their results.
 """
 
@@ -19,9 +19,9 @@ from typing import cast
 import numpy as np
 
 from greenroom import Ranking, ScoredTool, SearchQuery, ToolDescriptor, passes_required
-from greenroom_ranking.cache import CatalogCache, View
-from greenroom_ranking.catalog import Catalog
+from greenroom_ranking.cache import CorpusCache, View
 from greenroom_ranking.config import RankingConfig
+from greenroom_ranking.corpus import RankingCorpus
 from greenroom_ranking.fusion import CompositeRanking, RankedArrays, cut, fuse, fuse_arrays, prior_boost
 from greenroom_ranking.index import ArrayIndex, Index, scored
 
@@ -34,39 +34,39 @@ class RankingEngine:
 
     ``name`` labels the composite ranking this engine answers with, so it can tell its
     own answer from a third-party ranker's when it fuses them. ``shared=False`` keeps its
-    catalogs to itself instead of sharing them with the process's other engines.
+    corpora to itself instead of sharing them with the process's other engines.
     """
 
     def __init__(self, config: RankingConfig, name: str = "search-ranking", *, shared: bool = True) -> None:
         self.config = config
         self.name = name
-        self.cache = CatalogCache(config, shared=shared)
+        self.cache = CorpusCache(config, shared=shared)
 
     def prepare(self, candidates: Sequence[ToolDescriptor]) -> None:
         """Build every configured ranker's index for these candidates now (not at the
-        first query); later calls with the same catalog are free."""
+        first query); later calls with the same corpus are free."""
         view = self.cache.view(candidates)
         for ranker in self.config.rankers:
-            self.cache.index(view.catalog, ranker)
+            self.cache.index(view.corpus, ranker)
 
     def rank(self, query: SearchQuery, candidates: Sequence[ToolDescriptor]) -> CompositeRanking:
         """Run the configured rankers; their fusion, with each one's ranking in ``parts``."""
         if not candidates:  # nothing to rank: no index is built (or rebuilt) for it
             return CompositeRanking(self.name, (), tuple(Ranking(r, ()) for r in self.config.rankers))
         view = self.cache.view(candidates)
-        catalog = view.catalog
+        corpus = view.corpus
         allowed = view.allowed
         if query.required:
-            allowed = self.cache.text(catalog).required(query.required, allowed)
+            allowed = self.cache.text(corpus).required(query.required, allowed)
         depth = self.config.depth
         parts = tuple(
-            (ranker, *self._top(catalog, self.cache.index(catalog, ranker), query, allowed, depth))
+            (ranker, *self._top(corpus, self.cache.index(corpus, ranker), query, allowed, depth))
             for ranker in self.config.rankers
         )
         c = self.config
         positions, scores = fuse_arrays(
             parts,
-            catalog.ranks,
+            corpus.ranks,
             method=c.fusion,
             weights=c.weights,
             default_weight=c.default_weight,
@@ -74,12 +74,12 @@ class RankingEngine:
             depth=c.depth,
         )
         return CompositeRanking.of_arrays(
-            self.name, RankedArrays(catalog.names, catalog.ranks, catalog, positions, scores, parts)
+            self.name, RankedArrays(corpus.names, corpus.ranks, corpus, positions, scores, parts)
         )
 
     @staticmethod
     def _top(
-        catalog: Catalog, index: Index, query: SearchQuery, allowed: np.ndarray | None, depth: int
+        corpus: RankingCorpus, index: Index, query: SearchQuery, allowed: np.ndarray | None, depth: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """An index's answer as positions and scores (an index that answers only with
         ``ScoredTool``s, a third party's, is located by name)."""
@@ -87,7 +87,7 @@ class RankingEngine:
         if top is not None:
             return cast(ArrayIndex, index).top(query, allowed, depth)
         found = index.search(query, allowed, depth)
-        position = catalog.position
+        position = corpus.position
         return (
             np.fromiter((position[s.name] for s in found), dtype=np.int64, count=len(found)),
             np.fromiter((s.score for s in found), dtype=np.float64, count=len(found)),
@@ -109,8 +109,8 @@ class RankingEngine:
         limit = max(0, query.max_results if cap is None else min(query.max_results, cap))
         own = rankings[0] if len(rankings) == 1 and self.owns(rankings[0]) else None
         arrays = own.arrays if isinstance(own, CompositeRanking) else None
-        if arrays is not None and arrays.owner is view.catalog:
-            # this engine's own answer over this catalog: it is already the fusion, and
+        if arrays is not None and arrays.owner is view.corpus:
+            # this engine's own answer over this corpus: it is already the fusion, and
             # its arrays are filtered and cut before any ScoredTool is made
             return self._finish_arrays(query, view, arrays, prior, limit)
         if own is not None:
@@ -120,7 +120,7 @@ class RankingEngine:
             for r in rankings:
                 flat.extend(r.parts if isinstance(r, CompositeRanking) and self.owns(r) else (r,))
             fused = self.fuse(flat)
-        position, tools, allowed = view.catalog.position, view.catalog.tools, view.allowed
+        position, tools, allowed = view.corpus.position, view.corpus.tools, view.allowed
         eligible = [
             s
             for s in fused
@@ -142,7 +142,7 @@ class RankingEngine:
             keep = view.allowed[positions]
             positions, scores = positions[keep], scores[keep]
         if query.required:
-            tools = view.catalog.tools
+            tools = view.corpus.tools
             keep = np.fromiter(
                 (passes_required(tools[i], query.required) for i in positions.tolist()),
                 dtype=bool,

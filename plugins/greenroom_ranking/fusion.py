@@ -22,12 +22,12 @@ FusionMethod = Literal["rrf", "weighted"]
 
 @attrs.frozen(eq=False)
 class RankedArrays:
-    """A fused ranking and its parts as catalog positions and scores (best first, ties by
+    """A fused ranking and its parts as corpus positions and scores (best first, ties by
     name): what ``CompositeRanking`` holds until someone reads its ``ScoredTool``s."""
 
-    names: Sequence[str]  # the catalog's names, by position
+    names: Sequence[str]  # the corpus's names, by position
     ranks: np.ndarray  # each position's place in name order
-    owner: object  # what the positions index (the engine's catalog)
+    owner: object  # what the positions index (the engine's corpus)
     positions: np.ndarray
     scores: np.ndarray
     parts: tuple[tuple[str, np.ndarray, np.ndarray], ...]
@@ -180,7 +180,7 @@ def fuse_arrays(
     k: float = 60.0,
     depth: int = 100,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``fuse`` of rankings given as (ranker, positions, scores) over one catalog
+    """``fuse`` of rankings given as (ranker, positions, scores) over one corpus
     (``ranks``: its names' order): the same scores, added in the same order, sorted the
     same way, as positions and scores."""
     table = dict(weights or {})
@@ -190,7 +190,7 @@ def fuse_arrays(
         _, positions, values = live[0]
         order = np.lexsort((ranks[positions], -values))
         return positions[order], values[order].astype(np.float64)
-    # every position's sum, in a catalog-sized array: the same order of additions as the
+    # every position's sum, in a corpus-sized array: the same order of additions as the
     # dict of ``rrf`` and ``weighted`` (from 0.0, ranking by ranking; a ranking names a
     # tool once), without sorting positions to group them
     sums = np.zeros(ranks.size, dtype=np.float64)

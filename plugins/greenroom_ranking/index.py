@@ -1,9 +1,9 @@
 """What every ranker's index is, and how scores become a ranking.
 
-An index is built once over a catalog (``catalog.Catalog``), then
+An index is built once over a corpus (``corpus.RankingCorpus``), then
 answers queries for any subset of it: the candidates of one search, already narrowed to
 tools holding every ``+required`` term, arrive as a boolean mask. Every ranker scores
-the whole catalog in numpy and picks its best the same way, here: as positions and
+the whole corpus in numpy and picks its best the same way, here: as positions and
 scores (``top_positions``), which the engine fuses without making an object per
 candidate, or as ``ScoredTool`` lists (``top_scored``).
 """
@@ -19,7 +19,7 @@ from greenroom import ScoredTool, SearchQuery
 
 
 class Index(Protocol):
-    """One ranker's index over a catalog."""
+    """One ranker's index over a corpus."""
 
     def search(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> list[ScoredTool]:
         """Scored tools (score > 0), best first, ties by name, at most ``depth``; only
@@ -31,15 +31,15 @@ class ArrayIndex(Index, Protocol):
     """An index that also answers as arrays, so a search builds no object per candidate."""
 
     def top(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> tuple[np.ndarray, np.ndarray]:
-        """``search`` as catalog positions and their scores, in the same order."""
+        """``search`` as corpus positions and their scores, in the same order."""
         ...
 
 
 def top_positions(scores: np.ndarray, depth: int, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions and scores of the best ``depth`` positive scores: best first, ties broken
-    by name (``ranks``: ``Catalog.ranks``), as ``greenroom.search.sort_scored`` orders them.
+    by name (``ranks``: ``RankingCorpus.ranks``), as ``greenroom.search.sort_scored`` orders them.
 
-    Only the best ``depth`` are sorted: a common word can give half a large catalog a
+    Only the best ``depth`` are sorted: a common word can give half a large corpus a
     positive score, and sorting all of them would cost more than scoring did.
     """
     positive = np.flatnonzero(scores > 0)

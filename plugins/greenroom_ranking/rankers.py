@@ -1,8 +1,8 @@
 """The built-in rankers: keyword, bm25, bm25-plain and (with the extra) embedding.
 
 A ranker's index is made from *parts*, the structures that are costly to build: the
-catalog's text index (``text``) and BM25 tables (``bm25``, ``bm25-plain``). Parts are
-plain arrays, so ``CatalogCache`` keeps them per catalog in the process and on disk;
+corpus's text index (``text``) and BM25 tables (``bm25``, ``bm25-plain``). Parts are
+plain arrays, so ``CorpusCache`` keeps them per corpus in the process and on disk;
 ``RANKERS`` says which parts each ranker needs and how its index is made from them.
 ``BUILDERS`` builds an index directly, with no cache. The embedding ranker lives in
 ``embeddings`` (it keeps its own on-disk matrix).
@@ -20,8 +20,8 @@ import attrs
 import numpy as np
 
 from greenroom import ScoredTool, SearchQuery, ToolDescriptor, normalize_term
-from greenroom_ranking.catalog import Catalog, CatalogText
 from greenroom_ranking.config import RankingConfig
+from greenroom_ranking.corpus import CorpusText, RankingCorpus
 from greenroom_ranking.index import Index, scored, top_positions
 from greenroom_ranking.text import analyze, analyze_documents, stemmer, stop_words, tool_document
 
@@ -42,17 +42,17 @@ class KeywordIndex:
 
     It scores from the substring indexes' hits, all terms in one pass (a test checks it
     against ``keyword_scores``), so a query costs what its hits cost, not a loop over the
-    catalog. With ``stop_words`` on, stop-word terms ("the", "of", "me") are ignored
+    corpus. With ``stop_words`` on, stop-word terms ("the", "of", "me") are ignored
     unless nothing else is left: in a whole sentence they match nearly every tool.
     """
 
     HITS_LIMIT = 2_000_000
     """Tool ids remembered for terms (with their amounts: 18 MB)."""
 
-    def __init__(self, catalog: Catalog, text: CatalogText, band: float = 0.5, stop_words: bool = True) -> None:
+    def __init__(self, corpus: RankingCorpus, text: CorpusText, band: float = 0.5, stop_words: bool = True) -> None:
         self.text = text
-        self.names = catalog.names
-        self.ranks = catalog.ranks
+        self.names = corpus.names
+        self.ranks = corpus.ranks
         self.band = band
         self.stop_words = stop_words
         # term -> what it adds to which tools: most queries share words with earlier
@@ -111,7 +111,7 @@ class KeywordIndex:
         else:
             scores = np.zeros(n, dtype=np.float64)
         # two words with word characters are the whole query's words too, spaced, and no
-        # name holds a space in most catalogs: skip normalising a long sentence then
+        # name holds a space in most corpora: skip normalising a long sentence then
         if len(query.terms) < 2 or self.text.spaced_names():
             whole = normalize_term(query.text.replace("+", " ").strip())
             if whole:
@@ -199,27 +199,27 @@ class BM25Table:
         }
 
     @classmethod
-    def from_arrays(cls, catalog: Catalog, arrays: Mapping[str, np.ndarray]) -> BM25Table:
+    def from_arrays(cls, corpus: RankingCorpus, arrays: Mapping[str, np.ndarray]) -> BM25Table:
         ids = arrays["token_ids"]
         text = arrays["tokens"].tobytes().decode("utf-8", "surrogatepass")
         tokens = text.split("\n") if len(ids) else []
         data, indices, indptr = arrays["data"], arrays["indices"], arrays["indptr"]
         size = int(arrays["size"][0])
-        if size != len(catalog) or len(tokens) != len(ids) or len(data) != len(indices):
-            raise ValueError("stored BM25 table does not fit the catalog")
+        if size != len(corpus) or len(tokens) != len(ids) or len(data) != len(indices):
+            raise ValueError("stored BM25 table does not fit the corpus")
         if len(indptr) < 1 or int(indptr[-1]) != len(data) or (len(ids) and int(ids.max()) >= len(indptr) - 1):
             raise ValueError("stored BM25 table is malformed")
         if len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= size):
-            raise ValueError("stored BM25 table points past the catalog")
+            raise ValueError("stored BM25 table points past the corpus")
         return cls(dict(zip(tokens, ids.tolist(), strict=True)), data, indices, indptr, size)
 
 
 class BM25Index:
     """BM25 over analysed tool documents; queries go through the same analysis."""
 
-    def __init__(self, catalog: Catalog, table: BM25Table) -> None:
-        self.names = catalog.names
-        self.ranks = catalog.ranks
+    def __init__(self, corpus: RankingCorpus, table: BM25Table) -> None:
+        self.names = corpus.names
+        self.ranks = corpus.ranks
         self.table = table
 
     def query_tokens(self, text: str) -> list[str]:
@@ -260,14 +260,14 @@ def _plain_tokens(texts: list[str]) -> list[list[str]]:
     return [list(d) for d in out] if texts else []
 
 
-def _bm25_documents(catalog: Catalog, config: RankingConfig) -> list[list[str]]:
+def _bm25_documents(corpus: RankingCorpus, config: RankingConfig) -> list[list[str]]:
     # one document at a time: the texts of 100,000 tools are never all held at once
-    texts = (tool_document(t, name_weight=config.name_weight, params=config.index_parameters) for t in catalog.tools)
+    texts = (tool_document(t, name_weight=config.name_weight, params=config.index_parameters) for t in corpus.tools)
     return [d or [""] for d in analyze_documents(texts)]
 
 
-def _plain_documents(catalog: Catalog, config: RankingConfig) -> list[list[str]]:
-    return [d or [""] for d in _plain_tokens([f"{t.name} {t.description}" for t in catalog.tools])]
+def _plain_documents(corpus: RankingCorpus, config: RankingConfig) -> list[list[str]]:
+    return [d or [""] for d in _plain_tokens([f"{t.name} {t.description}" for t in corpus.tools])]
 
 
 # ----------------------------------------------------------------------------- registry
@@ -275,20 +275,22 @@ def _plain_documents(catalog: Catalog, config: RankingConfig) -> list[list[str]]
 
 @attrs.frozen
 class Part:
-    """A costly structure of a catalog: what its build reads from the config (its cache
+    """A costly structure of a corpus: what its build reads from the config (its cache
     key), how to build it, and how to read it back from stored arrays."""
 
     settings: Callable[[RankingConfig], tuple[Any, ...]]
-    build: Callable[[Catalog, RankingConfig], Any]
-    load: Callable[[Catalog, Mapping[str, np.ndarray]], Any]
+    build: Callable[[RankingCorpus, RankingConfig], Any]
+    load: Callable[[RankingCorpus, Mapping[str, np.ndarray]], Any]
 
 
-def _table(documents: Callable[[Catalog, RankingConfig], list[list[str]]]) -> Callable[[Catalog, RankingConfig], Any]:
-    return lambda catalog, config: BM25Table.build(documents(catalog, config), config.bm25_k1, config.bm25_b)
+def _table(
+    documents: Callable[[RankingCorpus, RankingConfig], list[list[str]]],
+) -> Callable[[RankingCorpus, RankingConfig], Any]:
+    return lambda corpus, config: BM25Table.build(documents(corpus, config), config.bm25_k1, config.bm25_b)
 
 
 PARTS: dict[str, Part] = {
-    "text": Part(lambda c: (), lambda catalog, _c: CatalogText.build(catalog), CatalogText.from_arrays),
+    "text": Part(lambda c: (), lambda corpus, _c: CorpusText.build(corpus), CorpusText.from_arrays),
     "bm25": Part(
         lambda c: (c.bm25_k1, c.bm25_b, c.name_weight, c.index_parameters),
         _table(_bm25_documents),
@@ -304,15 +306,15 @@ class Ranker:
 
     parts: tuple[str, ...]
     settings: Callable[[RankingConfig], tuple[Any, ...]]
-    make: Callable[[Catalog, RankingConfig, Mapping[str, Any]], Index]
+    make: Callable[[RankingCorpus, RankingConfig, Mapping[str, Any]], Index]
 
 
-def _embedding(catalog: Catalog, config: RankingConfig, _parts: Mapping[str, Any]) -> Index:
+def _embedding(corpus: RankingCorpus, config: RankingConfig, _parts: Mapping[str, Any]) -> Index:
     # imported on first use: a runtime with lexical rankers only never pays for the
     # embedding module and what it loads (tens of ms at every start)
     from greenroom_ranking.embeddings import build_embedding
 
-    return build_embedding(catalog, config)
+    return build_embedding(corpus, config)
 
 
 RANKERS: dict[str, Ranker] = {
@@ -335,9 +337,9 @@ RANKERS: dict[str, Ranker] = {
 
 def build_index(ranker: str, tools: Sequence[ToolDescriptor], config: RankingConfig) -> Index:
     """The ranker's index over ``tools``, built now with no cache."""
-    catalog = Catalog(tools)
+    corpus = RankingCorpus(tools)
     spec = RANKERS[ranker]
-    return spec.make(catalog, config, {p: PARTS[p].build(catalog, config) for p in spec.parts})
+    return spec.make(corpus, config, {p: PARTS[p].build(corpus, config) for p in spec.parts})
 
 
 def _builder(ranker: str) -> Callable[[Sequence[ToolDescriptor], RankingConfig], Index]:

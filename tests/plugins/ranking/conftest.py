@@ -1,4 +1,4 @@
-"""Every ranking test starts with no shared catalogs and an empty index store of its own,
+"""Every ranking test starts with no shared corpora and an empty index store of its own,
 so what one test built is never what another reads."""
 
 from __future__ import annotations

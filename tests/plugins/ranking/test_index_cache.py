@@ -57,7 +57,7 @@ def index_files(home: Path) -> list[Path]:
 # ----------------------------------------------------------------------------- one process
 
 
-def test_a_second_engine_in_the_process_shares_the_catalog_and_builds_nothing() -> None:
+def test_a_second_engine_in_the_process_shares_the_corpus_and_builds_nothing() -> None:
     tools = catalog()
     first, second = RankingEngine(RankingConfig()), RankingEngine(RankingConfig())
     expected = answers(first, tools)

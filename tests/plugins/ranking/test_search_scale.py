@@ -61,7 +61,7 @@ def test_the_same_list_is_located_once_and_an_equal_new_list_is_recognised() -> 
     assert everything.allowed is None  # every catalog tool is a candidate
     deferred = tools[100:]
     first = engine.cache.view(deferred)
-    assert first.catalog is everything.catalog and first.allowed is not None and first.allowed.sum() == 400
+    assert first.corpus is everything.corpus and first.allowed is not None and first.allowed.sum() == 400
     assert engine.cache.view(deferred) is first  # same object: no work per tool
     assert engine.cache.view(list(deferred)) is first  # a new list of the same tools
     assert engine.cache.view([attrs.evolve(t) for t in deferred]) is first  # equal descriptors, other objects

@@ -1,11 +1,13 @@
-"""The catalog a generation of indexes is built over, its digest, and its searchable text.
+"""The corpus a generation of indexes is built over, its digest, and its searchable text.
 
-A ``Catalog`` holds each tool once (the last descriptor of a name wins, at the place of
-the first), with each name's rank in sorted order, so ties are broken by name with no
-per-search sort of names. Its ``digest`` covers everything ranking reads (names,
-descriptions, parameter schemas, in order): the key of its indexes in this process and
-on disk. ``CatalogText`` answers which tools' names and descriptions contain a term, for
-the keyword ranker and for ``+required`` filtering.
+A ``RankingCorpus`` is the set of tools the rankers index (not the agent's catalog of
+tools, ``greenroom.Catalog``, though it is often made from it): it holds each tool once
+(the last descriptor of a name wins, at the place of the first), with each name's rank
+in sorted order, so ties are broken by name with no per-search sort of names. Its
+``digest`` covers everything ranking reads (names, descriptions, parameter schemas, in
+order): the key of its indexes in this process and on disk. ``CorpusText`` answers which
+tools' names and descriptions contain a term, for the keyword ranker and for
+``+required`` filtering.
 """
 
 from __future__ import annotations
@@ -22,17 +24,20 @@ from greenroom import ToolDescriptor, descriptors_digest
 from greenroom_ranking.substrings import SubstringIndex
 
 DIGEST_VERSION = "greenroom-ranking-catalog-2"
+"""Part of every digest: the key of indexes stored on disk (kept from before the class was
+renamed, so stored indexes stay valid)."""
 
 
-def catalog_digest(tools: Sequence[ToolDescriptor]) -> str:
+def corpus_digest(tools: Sequence[ToolDescriptor]) -> str:
     """A hash of every tool's name, description and parameter schema (and group and
     deferrable), in order: ``greenroom.descriptors_digest``, which finds the tools of a
     catalog file by position without serialising their schemas."""
     return hashlib.sha256(f"{DIGEST_VERSION} {descriptors_digest(tools)}".encode("ascii")).hexdigest()
 
 
-class Catalog:
-    """Tools, one per name, with the indexes built over them (see the module doc)."""
+class RankingCorpus:
+    """The tools the rankers index, one per name, with the indexes built over them (see
+    the module doc)."""
 
     def __init__(self, tools: Iterable[ToolDescriptor]) -> None:
         by_name = {t.name: t for t in tools}
@@ -48,7 +53,7 @@ class Catalog:
 
     @functools.cached_property
     def digest(self) -> str:
-        return catalog_digest(self.tools)
+        return corpus_digest(self.tools)
 
     @functools.cached_property
     def ranks(self) -> np.ndarray:
@@ -62,11 +67,11 @@ class Catalog:
         return ranks
 
 
-class CatalogText:
+class CorpusText:
     """Which tools' lowercase names and descriptions contain a term.
 
     Term hits are remembered (most queries share words with earlier ones), up to a bound
-    on the ids held, so a long-lived process over a large catalog does not grow without
+    on the ids held, so a long-lived process over a large corpus does not grow without
     limit.
     """
 
@@ -84,31 +89,31 @@ class CatalogText:
         self._spaced: bool | None = None
 
     def spaced_names(self) -> bool:
-        """Whether any name holds whitespace (asked once per catalog)."""
+        """Whether any name holds whitespace (asked once per corpus)."""
         if self._spaced is None:
             # one pass in C: whitespace inside the joined names (a leading or trailing
-            # space of one name counts too, which only costs that catalog the lookup)
+            # space of one name counts too, which only costs that corpus the lookup)
             self._spaced = len("x".join(self.names).split(maxsplit=1)) > 1
         return self._spaced
 
     @classmethod
-    def build(cls, catalog: Catalog) -> CatalogText:
+    def build(cls, corpus: RankingCorpus) -> CorpusText:
         return cls(
-            catalog.names,
-            SubstringIndex.build([n.lower() for n in catalog.names]),
-            SubstringIndex.build([t.description.lower() for t in catalog.tools]),
+            corpus.names,
+            SubstringIndex.build([n.lower() for n in corpus.names]),
+            SubstringIndex.build([t.description.lower() for t in corpus.tools]),
         )
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {**self.name_index.to_arrays("name"), **self.description_index.to_arrays("description")}
 
     @classmethod
-    def from_arrays(cls, catalog: Catalog, arrays: Mapping[str, np.ndarray]) -> CatalogText:
+    def from_arrays(cls, corpus: RankingCorpus, arrays: Mapping[str, np.ndarray]) -> CorpusText:
         names = SubstringIndex.from_arrays(arrays, "name")
         descriptions = SubstringIndex.from_arrays(arrays, "description")
-        if names.size != len(catalog) or descriptions.size != len(catalog):
-            raise ValueError("stored text index is for another catalog size")
-        return cls(catalog.names, names, descriptions)
+        if names.size != len(corpus) or descriptions.size != len(corpus):
+            raise ValueError("stored text index is for another corpus size")
+        return cls(corpus.names, names, descriptions)
 
     def hits(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         """(ids of tools whose name contains ``term``, ids whose description does)."""
