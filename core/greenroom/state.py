@@ -37,7 +37,10 @@ class StateKey:
 
     @property
     def id(self) -> str:
-        return f"{self.cls.__module__}.{self.cls.__qualname__}"
+        """The key a session file keeps this state under: where the class is defined,
+        whether or not ``greenroom`` has presented it as its own since."""
+        module = getattr(self.cls, "__greenroom_defined_in__", self.cls.__module__)
+        return f"{module}.{self.cls.__qualname__}"
 
 
 class StateError(KeyError):

@@ -202,3 +202,19 @@ def test_import_greenroom_imports_no_submodule() -> None:
     code = "import sys, greenroom; print(sorted(m for m in sys.modules if m.startswith('greenroom.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(out.replace("'", '"')) == ["greenroom._support", "greenroom._support.lazy"]
+
+
+def test_a_state_key_id_does_not_change_when_greenroom_presents_its_class() -> None:
+    """Session files keep state under ``StateKey.id``: the class's defining module, before
+    and after ``greenroom.X`` renamed its ``__module__``."""
+    import subprocess
+    import sys
+
+    code = (
+        "from greenroom.state import StateKey, Scope, ToolUsage\n"
+        "k = StateKey(ToolUsage, Scope.RUN, ToolUsage, 'core'); before = k.id\n"
+        "import greenroom; assert greenroom.ToolUsage.__module__ == 'greenroom'\n"
+        "print(before, k.id)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["greenroom.state.ToolUsage", "greenroom.state.ToolUsage"]

@@ -72,6 +72,7 @@ def present_as(value: Any, package: str, name: str) -> bool:
         defined_in = sys.modules.get(module)
         if defined_in is not None:
             _pin_annotations(value, vars(defined_in))
+    value.__greenroom_defined_in__ = module  # type: ignore[union-attr]  # a stable name for ids (StateKey.id)
     value.__module__ = package
     return True
 
