@@ -36,18 +36,26 @@ if TYPE_CHECKING:
     from greenroom._support.storage import FileInUse as FileInUse
     from greenroom._support.storage import state_dir as state_dir
     from greenroom._support.storage import write_json_atomic as write_json_atomic
+    from greenroom.build.compose import abuild_runtime as abuild_runtime
     from greenroom.build.compose import build_runtime as build_runtime
     from greenroom.build.compose import load_runtime_config as load_runtime_config
     from greenroom.cli.live import LiveView as LiveView
     from greenroom.config import AgentConfig as AgentConfig
     from greenroom.config import ConfigError as ConfigError
     from greenroom.config import RuntimeConfig as RuntimeConfig
+    from greenroom.events import ClientCalled as ClientCalled
     from greenroom.events import Event as Event
     from greenroom.events import EventBus as EventBus
     from greenroom.events import GroupLoaded as GroupLoaded
     from greenroom.events import PluginError as PluginError
     from greenroom.events import PluginWarning as PluginWarning
+    from greenroom.events import Rejection as Rejection
     from greenroom.events import RequestSent as RequestSent
+    from greenroom.events import ResponseReceived as ResponseReceived
+    from greenroom.events import RunFinished as RunFinished
+    from greenroom.events import RunStarted as RunStarted
+    from greenroom.events import ToolCallRejected as ToolCallRejected
+    from greenroom.events import ToolCallResolved as ToolCallResolved
     from greenroom.events import ToolExecuted as ToolExecuted
     from greenroom.events import ToolUnusable as ToolUnusable
     from greenroom.events import TraceWriter as TraceWriter
@@ -83,7 +91,9 @@ if TYPE_CHECKING:
     from greenroom.providers.scripted import PolicyModel as PolicyModel
     from greenroom.run.context import Decision as Decision
     from greenroom.run.context import RunContext as RunContext
+    from greenroom.run.context import RunKind as RunKind
     from greenroom.run.context import RunOutcome as RunOutcome
+    from greenroom.run.driver import Run as Run
     from greenroom.run.policy import HiddenBy as HiddenBy
     from greenroom.run.policy import HideReason as HideReason
     from greenroom.run.policy import ToolPolicy as ToolPolicy
@@ -161,12 +171,20 @@ _EXPORTS: dict[str, str] = {
     "FileInUse": "greenroom._support.storage",
     "state_dir": "greenroom._support.storage",
     "write_json_atomic": "greenroom._support.storage",
+    "abuild_runtime": "greenroom.build.compose",
     "build_runtime": "greenroom.build.compose",
     "load_runtime_config": "greenroom.build.compose",
     "LiveView": "greenroom.cli.live",
     "AgentConfig": "greenroom.config",
     "ConfigError": "greenroom.config",
     "RuntimeConfig": "greenroom.config",
+    "ClientCalled": "greenroom.events",
+    "Rejection": "greenroom.events",
+    "ResponseReceived": "greenroom.events",
+    "RunFinished": "greenroom.events",
+    "RunStarted": "greenroom.events",
+    "ToolCallRejected": "greenroom.events",
+    "ToolCallResolved": "greenroom.events",
     "Event": "greenroom.events",
     "EventBus": "greenroom.events",
     "GroupLoaded": "greenroom.events",
@@ -208,7 +226,9 @@ _EXPORTS: dict[str, str] = {
     "PolicyModel": "greenroom.providers.scripted",
     "Decision": "greenroom.run.context",
     "RunContext": "greenroom.run.context",
+    "RunKind": "greenroom.run.context",
     "RunOutcome": "greenroom.run.context",
+    "Run": "greenroom.run.driver",
     "HiddenBy": "greenroom.run.policy",
     "HideReason": "greenroom.run.policy",
     "ToolPolicy": "greenroom.run.policy",

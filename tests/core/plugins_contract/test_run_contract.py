@@ -270,7 +270,7 @@ def test_hook_greenroom_event(make_runtime) -> None:
 
 
 async def test_runs_of_a_gateway_client_are_client_turns(make_runtime) -> None:
-    from greenroom.run.context import RunKind
+    from greenroom import RunKind
 
     observer = Observer()
     rt = make_runtime([], tools=[echo], plugins=[observer])
