@@ -108,8 +108,8 @@ def test_every_plugin_has_bounded_fields_and_one_bounds_module() -> None:
         "search-ranking.bm25_b",
         "priors-persistence.min_smoothing",
     }
-    copies = {(PLUGIN_DIR / p.__module__.split(".")[0] / "bounds.py").read_text() for p in PLUGINS}
-    assert len(copies) == 1, "the plugins' bounds.py copies differ"
+    copies = {(PLUGIN_DIR / p.__module__.split(".")[0] / "config" / "bounds.py").read_text() for p in PLUGINS}
+    assert len(copies) == 1, "the plugins' config/bounds.py copies differ"
 
 
 @pytest.mark.parametrize("field", BOUNDED, ids=str)

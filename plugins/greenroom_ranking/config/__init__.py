@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import attrs
 
-from greenroom_ranking.bounds import with_bounds
+from greenroom_ranking.config.bounds import with_bounds
 from greenroom_ranking.extra import missing_extra
 
 _v = attrs.validators

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import attrs
 
 from greenroom import check_glob
-from greenroom_deferred.bounds import with_bounds
+from greenroom_deferred.config.bounds import with_bounds
 
 _ge, _gt, _le = attrs.validators.ge, attrs.validators.gt, attrs.validators.le
 

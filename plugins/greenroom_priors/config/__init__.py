@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import attrs
 
-from greenroom_priors.bounds import with_bounds
+from greenroom_priors.config.bounds import with_bounds
 
 _gt, _ge, _le = attrs.validators.gt, attrs.validators.ge, attrs.validators.le
 
