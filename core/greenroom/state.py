@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 import attrs
 
+from greenroom._support.lazy import defined_in
+
 T = TypeVar("T")
 
 
@@ -39,8 +41,7 @@ class StateKey:
     def id(self) -> str:
         """The key a session file keeps this state under: where the class is defined,
         whether or not ``greenroom`` has presented it as its own since."""
-        module = getattr(self.cls, "__greenroom_defined_in__", self.cls.__module__)
-        return f"{module}.{self.cls.__qualname__}"
+        return f"{defined_in(self.cls)}.{self.cls.__qualname__}"
 
 
 class StateError(KeyError):

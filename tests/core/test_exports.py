@@ -218,3 +218,18 @@ def test_a_state_key_id_does_not_change_when_greenroom_presents_its_class() -> N
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["greenroom.state.ToolUsage", "greenroom.state.ToolUsage"]
+
+
+def test_a_protocol_greenroom_presents_keeps_its_members() -> None:
+    """``isinstance(x, greenroom.Tool)`` holds for any class with the protocol's members,
+    also after the name was looked up (presenting adds no member to the protocol)."""
+    import greenroom
+
+    class Mine:
+        descriptor = greenroom.ToolDescriptor("mine", "", {"type": "object", "properties": {}})
+        timeout = None
+
+        async def execute(self, args: object, ctx: object) -> str:
+            return ""
+
+    assert isinstance(Mine(), greenroom.Tool)

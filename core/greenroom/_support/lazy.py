@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -72,9 +73,18 @@ def present_as(value: Any, package: str, name: str) -> bool:
         defined_in = sys.modules.get(module)
         if defined_in is not None:
             _pin_annotations(value, vars(defined_in))
-    value.__greenroom_defined_in__ = module  # type: ignore[union-attr]  # a stable name for ids (StateKey.id)
+    _defined_in[value] = module  # not an attribute: on a Protocol it would become a member
     value.__module__ = package
     return True
+
+
+_defined_in: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def defined_in(value: Any) -> str:
+    """The module that defines a class or function, also after ``present_as`` renamed its
+    ``__module__`` (a stable name for ids that outlive the process, ``StateKey.id``)."""
+    return _defined_in.get(value) or value.__module__
 
 
 def _pin_annotations(cls: type, module_globals: Mapping[str, Any]) -> None:
