@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from greenroom import (
     ModelResponse,
@@ -39,7 +39,7 @@ from greenroom import (
     hookimpl,
 )
 from greenroom_deferred.catalog import agent_tools, grouped_names
-from greenroom_deferred.config import DeferredConfig, config_schema
+from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.descriptors import OWN_TOOLS
 from greenroom_deferred.events import ListingRebuilt, SearchPerformed
 from greenroom_deferred.placement import place
@@ -67,10 +67,6 @@ class DeferredToolsPlugin(Plugin):
     memos are never changed by two threads at once (the calls of one turn included)."""
 
     config: DeferredConfig
-
-    @classmethod
-    def config_schema(cls) -> dict[str, Any]:
-        return config_schema(super().config_schema())
 
     def strategy(self, ctx: RunContext) -> Strategy:
         """The strategy in effect for the run ``ctx`` is for (chosen at its RunStart)."""

@@ -25,7 +25,7 @@ import anyio
 import anyio.to_thread
 
 from greenroom import Plugin, Ranking, RunContext, ScoredTool, SearchQuery, ToolDescriptor, hookimpl
-from greenroom_ranking.config import RankingConfig, config_schema
+from greenroom_ranking.config import RankingConfig
 
 if TYPE_CHECKING:
     from greenroom_ranking.engine import RankingEngine
@@ -53,10 +53,6 @@ class SearchRankingPlugin(Plugin):
 
             self._engine = RankingEngine(self.config, self.name)
         return self._engine
-
-    @classmethod
-    def config_schema(cls) -> dict[str, Any]:
-        return config_schema(super().config_schema())
 
     # ------------------------------------------------------------------ contributions
     @hookimpl

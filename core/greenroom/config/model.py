@@ -218,18 +218,10 @@ converter = make_converter()
 PLUGIN_META_KEYS = ("enable", "disable")
 
 
-# What a type cannot say. Each bound an attrs validator above keeps is in the schema too,
-# so a file hears about it at the key (agent.tool_timeout), not at its table; a timeout of 0
-# would make every call time out.
+# The attrs classes' bounds reach the schema from their validators (schema_for_attrs), so a
+# file hears about one at its key (agent.tool_timeout). [model] is no attrs class: its two
+# shared keys say theirs here.
 _POSITIVE: dict[str, Any] = {"exclusiveMinimum": 0}
-AGENT_BOUNDS: dict[str, dict[str, Any]] = {
-    "max_steps": {"minimum": 1},
-    "tool_timeout": _POSITIVE,
-    "max_concurrency": {"minimum": 1},
-    "max_result_tokens": {"minimum": 1},
-    "max_input_tokens": {"minimum": 1},
-}
-MCP_BOUNDS: dict[str, dict[str, Any]] = {"timeout": _POSITIVE, "connect_timeout": _POSITIVE}
 MODEL_KEYS: dict[str, dict[str, Any]] = {
     # every provider reads these two; the rest of [model] is the provider's to check
     "timeout": {"type": "number", **_POSITIVE, "description": "Seconds one model call may take."},
@@ -237,17 +229,9 @@ MODEL_KEYS: dict[str, dict[str, Any]] = {
 }
 
 
-def with_bounds(schema: dict[str, Any], bounds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """``schema`` (of an attrs class) with extra keywords merged into its properties."""
-    for key, extra in bounds.items():
-        schema["properties"][key].update(extra)
-    return schema
-
-
 def core_schema() -> dict[str, Any]:
     """The JSON Schema of everything in a config file that is not a plugin section."""
     tools = schema_for_attrs(ToolsConfig)
-    with_bounds(tools["properties"]["mcp"]["items"], MCP_BOUNDS)
     return {
         "type": "object",
         "properties": {
@@ -255,7 +239,7 @@ def core_schema() -> dict[str, Any]:
                 "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
                 "description": "Base config file(s), relative to this file.",
             },
-            "agent": with_bounds(schema_for_attrs(AgentConfig), AGENT_BOUNDS),
+            "agent": schema_for_attrs(AgentConfig),
             "model": {
                 "type": "object",
                 "properties": {k: dict(v) for k, v in MODEL_KEYS.items()},

@@ -16,6 +16,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
 
+from greenroom.tools.schema.bounds import constrain
+
 _NONE = type(None)
 
 
@@ -150,7 +152,8 @@ def _field_description(field: attrs.Attribute, docs: Mapping[str, str]) -> str |
 
 
 def schema_for_attrs(cls: type, *, forbid_extra: bool = True) -> dict[str, Any]:
-    """The JSON Schema of an attrs class: properties, required fields, defaults."""
+    """The JSON Schema of an attrs class: properties, required fields, defaults, and the
+    bounds its fields' attrs validators say (``greenroom.tools.schema.bounds``)."""
     hints = typing.get_type_hints(cls, include_extras=True)
     docs = parse_docstring(inspect.getdoc(cls) or "").params
     props: dict[str, Any] = {}
@@ -160,6 +163,8 @@ def schema_for_attrs(cls: type, *, forbid_extra: bool = True) -> dict[str, Any]:
             continue
         key = field.alias or field.name
         prop = schema_for_type(hints.get(field.name, Any), forbid_extra=forbid_extra)
+        if field.validator is not None:
+            constrain(prop, field.validator)  # the bounds its validators say, declared once
         desc = _field_description(field, docs)
         if desc:
             prop["description"] = desc

@@ -1,9 +1,6 @@
-"""Config bounds declared once: a config class's attrs validators say them, and
-``with_bounds`` writes them into the JSON Schema core derives from the class.
-
-Core's ``Plugin.config_schema`` reads a field's type, not its validators. This adds the
-constraints of the validators attrs ships, so ``greenroom config check`` and the editor
-schema reject what constructing the class rejects, without a second copy of the bounds:
+"""A config field's bounds, declared once: the attrs validators a field carries say them,
+and ``constrain`` writes them into the field's JSON Schema (``schema_for_attrs`` calls it
+for every field, so every plugin's ``config_schema()`` has them with no second copy).
 
 - ``ge``, ``gt``, ``le``, ``lt``: ``minimum``, ``exclusiveMinimum``, ``maximum``,
   ``exclusiveMaximum`` (the tightest when there are several);
@@ -17,17 +14,11 @@ schema reject what constructing the class rejects, without a second copy of the 
   validator on ``propertyNames``, its mapping validator on the table.
 
 Other validators (a plugin's own functions) say nothing here: a plugin writes what they
-check into its schema itself. Fields whose type is an attrs class, or a sequence of one,
-get their nested fields' bounds too.
-
-Every first-party plugin with a config ships this same module (plugins import nothing
-but ``greenroom``); a test keeps the copies identical until core derives bounds itself.
+check into its schema itself (overriding ``config_schema``).
 """
 
 from __future__ import annotations
 
-import typing
-from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -38,23 +29,6 @@ _LENGTH = {
     "string": ("minLength", "maxLength"),
     "object": ("minProperties", "maxProperties"),
 }
-_SEQUENCES = (tuple, list, set, frozenset)
-
-
-def with_bounds(cls: type, schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` (core's JSON Schema of the attrs class ``cls``) with every field's
-    validator constraints added, nested attrs classes included; returns ``schema``."""
-    props = schema.get("properties", {})
-    hints = typing.get_type_hints(cls)
-    for field in attrs.fields(cls):
-        prop = props.get(field.alias or field.name)
-        if not isinstance(prop, dict):
-            continue
-        if field.validator is not None:
-            constrain(prop, field.validator)
-        for nested, where in _nested(hints.get(field.name), prop):
-            with_bounds(nested, where)
-    return schema
 
 
 def constrain(prop: dict[str, Any], validator: Any) -> None:
@@ -120,13 +94,3 @@ def _length_keyword(prop: dict[str, Any], which: int) -> str | None:
         if kind in _LENGTH:
             return _LENGTH[kind][which]
     return None
-
-
-def _nested(hint: Any, prop: dict[str, Any]) -> Iterator[tuple[type, dict[str, Any]]]:
-    """The attrs classes a field holds, each with the part of ``prop`` that describes it."""
-    if isinstance(hint, type) and attrs.has(hint) and isinstance(prop.get("properties"), dict):
-        yield hint, prop
-    elif typing.get_origin(hint) in _SEQUENCES and isinstance(prop.get("items"), dict):
-        for arg in typing.get_args(hint):
-            if isinstance(arg, type) and attrs.has(arg):
-                yield arg, prop["items"]

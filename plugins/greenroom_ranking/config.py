@@ -1,7 +1,7 @@
 """The ``[plugins.search-ranking]`` section: a frozen attrs class and its JSON Schema.
 
 Bounds are the fields' attrs validators, declared once: ``config_schema`` derives the
-JSON Schema's bounds from them (``bounds.with_bounds``).
+JSON Schema's bounds from them (core's ``schema_for_attrs`` reads them).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 import attrs
 
-from greenroom_ranking.config.bounds import with_bounds
 from greenroom_ranking.extra import missing_extra
 
 _v = attrs.validators
@@ -200,8 +199,3 @@ class RankingConfig:
             )
         },
     )
-
-
-def config_schema(base: dict[str, Any]) -> dict[str, Any]:
-    """The schema derived from ``RankingConfig`` with its validators' bounds."""
-    return with_bounds(RankingConfig, base)

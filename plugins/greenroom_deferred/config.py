@@ -1,7 +1,7 @@
 """Configuration of the deferred-tools plugin (``[plugins.deferred-tools]``).
 
 Bounds are the fields' attrs validators, declared once: ``config_schema`` derives the
-JSON Schema's bounds from them (``bounds.with_bounds``).
+JSON Schema's bounds from them (core's ``schema_for_attrs`` reads them).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from typing import Any, Literal
 import attrs
 
 from greenroom import check_glob
-from greenroom_deferred.config.bounds import with_bounds
 
 _ge, _gt, _le = attrs.validators.ge, attrs.validators.gt, attrs.validators.le
 
@@ -103,9 +102,3 @@ class DeferredConfig:
     prior_eager: bool = True
     browse_limit: int = attrs.field(default=60, validator=_ge(1))
     retention: RetentionConfig = RetentionConfig()
-
-
-def config_schema(base: dict[str, Any]) -> dict[str, Any]:
-    """The JSON Schema derived from ``DeferredConfig`` with its validators' bounds, so a
-    bad value is a config error naming its key."""
-    return with_bounds(DeferredConfig, base)

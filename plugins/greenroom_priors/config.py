@@ -1,7 +1,7 @@
 """The ``[plugins.priors-persistence]`` section: a frozen attrs class and its JSON Schema.
 
 Bounds are the fields' attrs validators, declared once: ``config_schema`` derives the
-JSON Schema's bounds from them (``bounds.with_bounds``). The store URL's check is the
+JSON Schema's bounds from them (core's ``schema_for_attrs`` reads them). The store URL's check is the
 plugin's own function, so its pattern is written into the schema here (one constant).
 """
 
@@ -11,8 +11,6 @@ import re
 from typing import Any, Literal
 
 import attrs
-
-from greenroom_priors.config.bounds import with_bounds
 
 _gt, _ge, _le = attrs.validators.gt, attrs.validators.ge, attrs.validators.le
 
@@ -91,9 +89,9 @@ class PriorsConfig:
 
 
 def config_schema(base: dict[str, Any]) -> dict[str, Any]:
-    """The schema derived from ``PriorsConfig`` with its validators' bounds, and the store
-    URL's pattern."""
-    props = with_bounds(PriorsConfig, base)["properties"]
+    """The schema derived from ``PriorsConfig`` (its validators' bounds included), and the
+    store URL's pattern."""
+    props = base["properties"]
     props["store"].update({"pattern": STORE_URL_PATTERN, "errorMessage": STORE_URL_MEANS})
     props["store"].setdefault(
         "examples", ["sqlite:///var/lib/agents/priors.sqlite3", "postgresql://agents@db.internal/agents"]
