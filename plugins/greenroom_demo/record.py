@@ -84,6 +84,7 @@ class PlacementProbe(Plugin):
     (``greenroom_inspect_tools``), and keeps the tools learned priors started eager."""
 
     name = "demo-placements"
+    nonblocking = True  # it only reads what the plugins placed
 
     def __init__(self, config: Any = None) -> None:
         super().__init__(config)

@@ -36,6 +36,7 @@ class SearchRankingPlugin(Plugin):
 
     name = "search-ranking"
     config_class = RankingConfig
+    nonblocking = True  # fusing rankings only computes; ranking itself is async (index builds off the loop)
 
     def __init__(self, config: RankingConfig | None = None) -> None:
         super().__init__(config)
