@@ -13,8 +13,8 @@ from typing import Any
 
 import attrs
 
-from greenroom import peek_schema
 from greenroom._support.digest_cache import DigestCache, use_digest_cache
+from greenroom.kit import peek_schema
 from greenroom.tokens.counting import compact_json, parameters_json, tool_json
 from greenroom.tokens.tool_costs import tool_costs
 from greenroom.tools.catalog import descriptors_digest, read_catalog

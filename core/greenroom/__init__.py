@@ -21,25 +21,9 @@ if TYPE_CHECKING:
     # `X as X` marks a re-export for strict type checkers (mypy --no-implicit-reexport,
     # pyright on a py.typed package); a name exported under another one is imported
     # privately and assigned at the end.
-    from greenroom._support.arguments import MAX_ARGUMENT_DEPTH as MAX_ARGUMENT_DEPTH
-    from greenroom._support.arguments import json_text as json_text
-    from greenroom._support.arguments import parse_json_object as parse_json_object
-    from greenroom._support.digest_cache import DigestCache as DigestCache
-    from greenroom._support.digest_cache import default_digest_cache as default_digest_cache
-    from greenroom._support.digest_cache import use_digest_cache as use_digest_cache
-    from greenroom._support.globs import GlobError as GlobError
-    from greenroom._support.globs import check_glob as check_glob
-    from greenroom._support.globs import matches as _glob_matches
-    from greenroom._support.globs import matches_any as matches_any
-    from greenroom._support.memo import IdentityMemo as IdentityMemo
-    from greenroom._support.redact import public_url as public_url
-    from greenroom._support.storage import FileInUse as FileInUse
-    from greenroom._support.storage import state_dir as state_dir
-    from greenroom._support.storage import write_json_atomic as write_json_atomic
     from greenroom.build.compose import abuild_runtime as abuild_runtime
     from greenroom.build.compose import build_runtime as build_runtime
     from greenroom.build.compose import load_runtime_config as load_runtime_config
-    from greenroom.cli.live import LiveView as LiveView
     from greenroom.config import AgentConfig as AgentConfig
     from greenroom.config import ConfigError as ConfigError
     from greenroom.config import RuntimeConfig as RuntimeConfig
@@ -105,33 +89,15 @@ if TYPE_CHECKING:
     from greenroom.search import Ranking as Ranking
     from greenroom.search import ScoredTool as ScoredTool
     from greenroom.search import SearchQuery as SearchQuery
-    from greenroom.search import keyword_search as keyword_search
-    from greenroom.search import normalize_term as normalize_term
-    from greenroom.search import passes_required as passes_required
-    from greenroom.search import resolve_select as resolve_select
-    from greenroom.search import sort_scored as sort_scored
-    from greenroom.search import tool_text as tool_text
-    from greenroom.search import top_band as top_band
     from greenroom.session import Session as Session
     from greenroom.session import SessionError as SessionError
     from greenroom.session import SessionOwnerError as SessionOwnerError
-    from greenroom.session import held_session as held_session
     from greenroom.state import Scope as Scope
     from greenroom.state import Snapshot as Snapshot
     from greenroom.state import StateRegistry as StateRegistry
     from greenroom.state import ToolPriors as ToolPriors
     from greenroom.state import ToolUsage as ToolUsage
-    from greenroom.tokens.accounting import message_tokens as message_tokens
-    from greenroom.tokens.counting import chars4 as chars4
-    from greenroom.tokens.counting import compact_json as compact_json
     from greenroom.tokens.counting import count_tokens as count_tokens
-    from greenroom.tokens.counting import count_tokens_upto as count_tokens_upto
-    from greenroom.tokens.counting import parameters_json as parameters_json
-    from greenroom.tokens.counting import tool_json as tool_json
-    from greenroom.tokens.counting import tool_tokens as tool_tokens
-    from greenroom.tokens.tool_costs import CostField as CostField
-    from greenroom.tokens.tool_costs import tool_cost as _descriptor_cost
-    from greenroom.tokens.tool_costs import tool_costs as _descriptor_costs
     from greenroom.tools import CatalogError as CatalogError
     from greenroom.tools import CatalogTool as CatalogTool
     from greenroom.tools import FunctionTool as FunctionTool
@@ -141,40 +107,19 @@ if TYPE_CHECKING:
     from greenroom.tools import ToolResult as ToolResult
     from greenroom.tools import load_catalog as load_catalog
     from greenroom.tools import tool as tool
-    from greenroom.tools.catalog import descriptors_digest as descriptors_digest
-    from greenroom.tools.catalog import peek_schema as peek_schema
     from greenroom.tools.groups import ToolGroup as ToolGroup
     from greenroom.tools.schema.problem import SchemaFault as SchemaFault
     from greenroom.tools.schema.problem import SchemaProblem as SchemaProblem
     from greenroom.tools.toolset import ToolSet as ToolSet
 
-    glob_matches = _glob_matches
     discover_plugins = _discover_plugins
-    descriptor_cost = _descriptor_cost
-    descriptor_costs = _descriptor_costs
 
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    "MAX_ARGUMENT_DEPTH": "greenroom._support.arguments",
-    "json_text": "greenroom._support.arguments",
-    "parse_json_object": "greenroom._support.arguments",
-    "DigestCache": "greenroom._support.digest_cache",
-    "default_digest_cache": "greenroom._support.digest_cache",
-    "use_digest_cache": "greenroom._support.digest_cache",
-    "GlobError": "greenroom._support.globs",
-    "check_glob": "greenroom._support.globs",
-    "glob_matches": "greenroom._support.globs:matches",
-    "matches_any": "greenroom._support.globs",
-    "IdentityMemo": "greenroom._support.memo",
-    "public_url": "greenroom._support.redact",
-    "FileInUse": "greenroom._support.storage",
-    "state_dir": "greenroom._support.storage",
-    "write_json_atomic": "greenroom._support.storage",
     "abuild_runtime": "greenroom.build.compose",
     "build_runtime": "greenroom.build.compose",
     "load_runtime_config": "greenroom.build.compose",
-    "LiveView": "greenroom.cli.live",
     "AgentConfig": "greenroom.config",
     "ConfigError": "greenroom.config",
     "RuntimeConfig": "greenroom.config",
@@ -240,33 +185,15 @@ _EXPORTS: dict[str, str] = {
     "Ranking": "greenroom.search",
     "ScoredTool": "greenroom.search",
     "SearchQuery": "greenroom.search",
-    "keyword_search": "greenroom.search",
-    "normalize_term": "greenroom.search",
-    "passes_required": "greenroom.search",
-    "resolve_select": "greenroom.search",
-    "sort_scored": "greenroom.search",
-    "tool_text": "greenroom.search",
-    "top_band": "greenroom.search",
     "Session": "greenroom.session",
     "SessionError": "greenroom.session",
     "SessionOwnerError": "greenroom.session",
-    "held_session": "greenroom.session",
     "Scope": "greenroom.state",
     "Snapshot": "greenroom.state",
     "StateRegistry": "greenroom.state",
     "ToolPriors": "greenroom.state",
     "ToolUsage": "greenroom.state",
-    "message_tokens": "greenroom.tokens.accounting",
-    "chars4": "greenroom.tokens.counting",
-    "compact_json": "greenroom.tokens.counting",
     "count_tokens": "greenroom.tokens.counting",
-    "count_tokens_upto": "greenroom.tokens.counting",
-    "parameters_json": "greenroom.tokens.counting",
-    "tool_json": "greenroom.tokens.counting",
-    "tool_tokens": "greenroom.tokens.counting",
-    "CostField": "greenroom.tokens.tool_costs",
-    "descriptor_cost": "greenroom.tokens.tool_costs:tool_cost",
-    "descriptor_costs": "greenroom.tokens.tool_costs:tool_costs",
     "CatalogError": "greenroom.tools",
     "CatalogTool": "greenroom.tools",
     "FunctionTool": "greenroom.tools",
@@ -276,8 +203,6 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "greenroom.tools",
     "load_catalog": "greenroom.tools",
     "tool": "greenroom.tools",
-    "descriptors_digest": "greenroom.tools.catalog",
-    "peek_schema": "greenroom.tools.catalog",
     "ToolGroup": "greenroom.tools.groups",
     "SchemaFault": "greenroom.tools.schema.problem",
     "SchemaProblem": "greenroom.tools.schema.problem",

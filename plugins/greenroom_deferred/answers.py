@@ -6,7 +6,8 @@ import heapq
 import json
 from collections.abc import Sequence
 
-from greenroom import IdentityMemo, SearchQuery, ToolDescriptor
+from greenroom import SearchQuery, ToolDescriptor
+from greenroom.kit import IdentityMemo
 from greenroom_deferred.listing import first_line
 
 _LINES: IdentityMemo[str] = IdentityMemo(1024)

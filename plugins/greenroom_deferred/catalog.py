@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from greenroom import IdentityMemo, RunContext, ToolDescriptor
+from greenroom import RunContext, ToolDescriptor
+from greenroom.kit import IdentityMemo
 from greenroom_deferred.descriptors import OWN_TOOLS
 from greenroom_deferred.state import DeferralState
 

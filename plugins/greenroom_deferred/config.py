@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import attrs
 
-from greenroom import check_glob
+from greenroom.kit import check_glob
 
 _ge, _gt, _le = attrs.validators.ge, attrs.validators.gt, attrs.validators.le
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import attrs
 
 from greenroom import ToolDescriptor
-from greenroom import descriptor_cost as tool_cost
-from greenroom import descriptor_costs as tool_costs
+from greenroom.kit import descriptor_cost as tool_cost
+from greenroom.kit import descriptor_costs as tool_costs
 
 
 @attrs.frozen

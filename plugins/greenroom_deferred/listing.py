@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Literal
 
-from greenroom import GroupView, ToolDescriptor, count_tokens, count_tokens_upto
+from greenroom import GroupView, ToolDescriptor, count_tokens
+from greenroom.kit import count_tokens_upto
 
 SECTION_KEY = "deferred-tools"
 

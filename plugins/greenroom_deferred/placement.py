@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 import attrs
 
 from greenroom import ToolDescriptor, ToolPriors
-from greenroom import glob_matches as matches
+from greenroom.kit import glob_matches as matches
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.costs import cost, costs
 from greenroom_deferred.retention import breakeven

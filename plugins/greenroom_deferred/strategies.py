@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from greenroom import IdentityMemo, RequestDraft, RunContext, SystemSection, ToolDescriptor
+from greenroom import RequestDraft, RunContext, SystemSection, ToolDescriptor
+from greenroom.kit import IdentityMemo
 from greenroom_deferred.catalog import agent_tools, deferred_tools, find_descriptor, grouped_names
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.costs import cost

@@ -12,18 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from greenroom import (
-    RunContext,
-    SearchQuery,
-    ToolCall,
-    ToolCallContext,
-    ToolDescriptor,
-    ToolResult,
-    compact_json,
-    json_text,
-    parse_json_object,
-    resolve_select,
-)
+from greenroom import RunContext, SearchQuery, ToolCall, ToolCallContext, ToolDescriptor, ToolResult
+from greenroom.kit import compact_json, json_text, parse_json_object, resolve_select
 from greenroom_deferred import answers
 from greenroom_deferred.catalog import deferred_tools, domains, group_members
 from greenroom_deferred.config import DeferredConfig

@@ -18,18 +18,8 @@ import anyio
 from rich.console import Console
 from rich.text import Text
 
-from greenroom import (
-    ConfigError,
-    EventBus,
-    LiveView,
-    RunOutcome,
-    Session,
-    TraceWriter,
-    build_runtime,
-    count_tokens,
-    state_dir,
-    tool_tokens,
-)
+from greenroom import ConfigError, EventBus, RunOutcome, Session, TraceWriter, build_runtime, count_tokens
+from greenroom.kit import LiveView, state_dir, tool_tokens
 from greenroom_demo.agent.policy import FOLLOW_UP
 from greenroom_demo.record import PlacementProbe, Recorder
 from greenroom_demo.summary import Baseline, DemoResult, print_state, print_summary

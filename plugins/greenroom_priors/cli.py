@@ -20,7 +20,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from greenroom import make_plugin_host, write_json_atomic
+from greenroom import make_plugin_host
+from greenroom.kit import write_json_atomic
 from greenroom_priors.ewma import DocumentError, check_document, utc_now
 from greenroom_priors.keys import KEY, NAME, STORE_KEY
 from greenroom_priors.store import ProfileStore, StoreError

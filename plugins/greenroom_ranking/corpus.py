@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from greenroom import ToolDescriptor, descriptors_digest
+from greenroom import ToolDescriptor
+from greenroom.kit import descriptors_digest
 from greenroom_ranking.substrings import SubstringIndex
 
 DIGEST_VERSION = "greenroom-ranking-catalog-2"
@@ -30,7 +31,7 @@ renamed, so stored indexes stay valid)."""
 
 def corpus_digest(tools: Sequence[ToolDescriptor]) -> str:
     """A hash of every tool's name, description and parameter schema (and group and
-    deferrable), in order: ``greenroom.descriptors_digest``, which finds the tools of a
+    deferrable), in order: ``greenroom.kit.descriptors_digest``, which finds the tools of a
     catalog file by position without serialising their schemas."""
     return hashlib.sha256(f"{DIGEST_VERSION} {descriptors_digest(tools)}".encode("ascii")).hexdigest()
 

@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from greenroom import ScoredTool, SearchQuery, ToolDescriptor, peek_schema, state_dir
+from greenroom import ScoredTool, SearchQuery, ToolDescriptor
+from greenroom.kit import peek_schema, state_dir
 from greenroom_ranking.config import RankingConfig
 from greenroom_ranking.corpus import RankingCorpus
 from greenroom_ranking.extra import missing_extra

@@ -18,7 +18,8 @@ from typing import cast
 
 import numpy as np
 
-from greenroom import Ranking, ScoredTool, SearchQuery, ToolDescriptor, passes_required
+from greenroom import Ranking, ScoredTool, SearchQuery, ToolDescriptor
+from greenroom.kit import passes_required
 from greenroom_ranking.cache import CorpusCache, View
 from greenroom_ranking.config import RankingConfig
 from greenroom_ranking.corpus import RankingCorpus

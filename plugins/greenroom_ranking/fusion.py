@@ -14,7 +14,8 @@ from typing import Any, Literal
 import attrs
 import numpy as np
 
-from greenroom import Ranking, ScoredTool, sort_scored
+from greenroom import Ranking, ScoredTool
+from greenroom.kit import sort_scored
 from greenroom_ranking.index import scored
 
 FusionMethod = Literal["rrf", "weighted"]

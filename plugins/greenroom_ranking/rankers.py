@@ -19,7 +19,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from greenroom import ScoredTool, SearchQuery, ToolDescriptor, normalize_term
+from greenroom import ScoredTool, SearchQuery, ToolDescriptor
+from greenroom.kit import normalize_term
 from greenroom_ranking.config import RankingConfig
 from greenroom_ranking.corpus import CorpusText, RankingCorpus
 from greenroom_ranking.index import Index, scored, top_positions

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from greenroom import state_dir
+from greenroom.kit import state_dir
 
 FORMAT = 1
 KEEP_FILES = 64

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from greenroom import ToolDescriptor, peek_schema
+from greenroom import ToolDescriptor
+from greenroom.kit import peek_schema
 
 # camelCase / PascalCase / acronym boundaries: "getHTTPResponse2" -> get HTTP Response 2
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")

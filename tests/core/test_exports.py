@@ -233,3 +233,24 @@ def test_a_protocol_greenroom_presents_keeps_its_members() -> None:
             return ""
 
     assert isinstance(Mine(), greenroom.Tool)
+
+
+def test_the_kit_is_a_second_tier_of_its_own() -> None:
+    """``greenroom.kit``: one list, every name resolves, its type-checking imports name the
+    same, and no name is in both tiers."""
+    import ast
+    import importlib
+
+    import greenroom
+    import greenroom.kit as kit
+
+    assert kit.__all__ == sorted(kit._EXPORTS)
+    assert not set(kit.__all__) & set(greenroom.__all__)
+    for name in kit.__all__:
+        assert getattr(kit, name) is not None
+    tree = ast.parse(Path(kit.__file__).read_text(encoding="utf-8"))
+    guarded = next(n for n in tree.body if isinstance(n, ast.If))
+    typed = {a.asname or a.name for n in guarded.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    typed |= {t.id for n in guarded.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    assert {n for n in typed if not n.startswith("_")} == set(kit.__all__)
+    assert importlib.import_module("greenroom.kit") is kit

@@ -3,7 +3,7 @@ kept None is told from a miss, and the oldest entry goes first when it is full."
 
 from __future__ import annotations
 
-from greenroom import IdentityMemo
+from greenroom.kit import IdentityMemo
 
 
 def test_a_hit_needs_the_same_objects_and_tag() -> None:

@@ -27,9 +27,8 @@ from greenroom import (
     count_tokens,
     load_catalog,
     make_plugin_host,
-    message_tokens,
-    tool_tokens,
 )
+from greenroom.kit import message_tokens, tool_tokens
 from greenroom_deferred.bench.costing import DEFAULT_PRICES, Price, Request, StepBill, bill
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.descriptors import DISPATCH_TOOL, SEARCH_TOOL

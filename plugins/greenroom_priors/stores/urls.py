@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from greenroom import public_url, state_dir
+from greenroom.kit import public_url, state_dir
 from greenroom_priors.store import StoreError
 
 DEFAULT_FILE = "priors.sqlite3"
@@ -32,7 +32,7 @@ def scheme_of(url: str) -> str:
 
 def redact(url: str) -> str:
     """``url`` as messages and events show it: without user info, query or fragment
-    (where a password or a ``?password=`` sits), by core's ``greenroom.public_url``. A
+    (where a password or a ``?password=`` sits), by core's ``greenroom.kit.public_url``. A
     URL without a host (``sqlite:///path``) keeps the ``//`` it was written with, which
     ``public_url`` would drop (``sqlite:/path``); it has no user info to hide. A URL
     that does not parse shows only its scheme."""

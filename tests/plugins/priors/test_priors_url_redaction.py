@@ -1,7 +1,7 @@
 """Store URLs are shown without their secrets: a password in the user info and one in
 the query string (``?password=``), in ``describe``, in store errors (also where the
 driver quotes the URL back) and in what a run reports. The URL is shown through core's
-``greenroom.public_url``; a URL without a host keeps its ``//``."""
+``greenroom.kit.public_url``; a URL without a host keeps its ``//``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from urllib.parse import urlsplit
 import pytest
 from priors_testutil import Events
 
-from greenroom import PluginWarning, Runtime, public_url
+from greenroom import PluginWarning, Runtime
+from greenroom.kit import public_url
 from greenroom_priors import PriorsConfig
 from greenroom_priors.events import PriorsLoaded
 from greenroom_priors.store import StoreError

@@ -12,7 +12,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from greenroom import Ranking, ScoredTool, SearchQuery, ToolDescriptor, passes_required, sort_scored
+from greenroom import Ranking, ScoredTool, SearchQuery, ToolDescriptor
+from greenroom.kit import passes_required, sort_scored
 from greenroom_ranking import CompositeRanking, RankingConfig, RankingEngine, fuse, prior_boost
 from greenroom_ranking.cache import forget
 from greenroom_ranking.fusion import FusionMethod, RankedArrays, cut, fuse_arrays

@@ -9,7 +9,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from greenroom import ScoredTool, SearchQuery, ToolDescriptor, sort_scored
+from greenroom import ScoredTool, SearchQuery, ToolDescriptor
+from greenroom.kit import sort_scored
 from greenroom.search import keyword_scores
 from greenroom_ranking import RankingConfig, RankingEngine
 from greenroom_ranking.cache import forget
