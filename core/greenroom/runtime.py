@@ -98,7 +98,7 @@ class Runtime:
         self.plugin_tool_names = frozenset(plugin_tools)
         self.scoping = Scoping(self, policy)
         self.groups_version = 0  # bumped when a group loads, so views of the groups can be reused
-        self.profile_state = StateStore(self.registry, Scope.PROFILE)
+        self._profiles: dict[str, StateStore] = {}
         self.accounting = RequestAccounting()
         self._closers: list[Any] = []
         self.secrets = Secrets()
@@ -106,6 +106,19 @@ class Runtime:
         header values, URL credentials, in every encoding ``Secrets`` knows)."""
         self.tool_calls = ToolCalls(self)
         self._delivering = False
+
+    @property
+    def profile_state(self) -> StateStore:
+        """The agent's profile state (learned priors, say): what outlives its sessions."""
+        return self.profile_of(self.agent.id)
+
+    def profile_of(self, agent_id: str) -> StateStore:
+        """The profile state of one agent id: a gateway serving each client as an agent of
+        its own (``serve --per-client``) keeps one per client, never one they overwrite."""
+        store = self._profiles.get(agent_id)
+        if store is None:
+            store = self._profiles[agent_id] = StateStore(self.registry, Scope.PROFILE)
+        return store
 
     # -- runs ------------------------------------------------------------------------
     def start_run(

@@ -76,7 +76,8 @@ class Session:
 
     def snapshot(self, run_ctx: RunContext | None = None) -> Snapshot:
         values: dict[type, Any] = {}
-        values.update(dict(self.runtime.profile_state.items()))
+        profile = run_ctx.profile_state if run_ctx is not None else self.runtime.profile_state
+        values.update(dict(profile.items()))
         values.update(dict(self.state.items()))
         if run_ctx is not None:
             values.update(dict(run_ctx.state.items()))

@@ -144,7 +144,8 @@ class RunContext:
 
     @property
     def profile_state(self) -> StateStore:
-        return self._runtime.profile_state
+        """The profile state of this run's agent (``agent.id``): learned across its sessions."""
+        return self._runtime.profile_of(self._agent.id)
 
     @property
     def usage(self) -> ToolUsage:

@@ -143,3 +143,30 @@ def test_interleaved_clients_get_what_each_gets_alone(
     mixed = anyio.run(together, config, scripts, order)
     for script, got in zip(scripts, mixed, strict=True):
         assert got == anyio.run(alone, config, script)
+
+
+def test_clients_served_as_agents_of_their_own_keep_their_own_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``serve --per-client``: each client's priors are its agent's, never overwritten by
+    another client's run start."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("GREENROOM_HOME", str(tmp_path / "home"))
+    config = write_config(tmp_path, "dispatch")
+
+    async def main() -> None:
+        rt = build_runtime(config)
+        try:
+            alpha, beta = ClientRun(rt, client_name="alpha"), ClientRun(rt, client_name="beta")
+            await alpha.ready()
+            alpha.ctx.priors.p["forecast"] = 0.9
+            await beta.ready()
+            assert alpha.ctx.agent.id.endswith(".alpha") and beta.ctx.agent.id.endswith(".beta")
+            assert alpha.ctx.priors is not beta.ctx.priors
+            assert alpha.ctx.priors.p == {"forecast": 0.9} and "forecast" not in beta.ctx.priors.p
+            await alpha.end()
+            await beta.end()
+        finally:
+            await rt.aclose()
+
+    anyio.run(main)
