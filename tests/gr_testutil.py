@@ -107,3 +107,43 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+BLOCKING_TOOLS = '''
+import os
+import threading
+from pathlib import Path
+
+import anyio
+
+from greenroom import tool
+
+
+@tool
+async def wait_async(note: str = "") -> str:
+    """Says it started, then waits until the run is cancelled.
+
+    Args:
+        note: Ignored.
+    """
+    Path(os.environ["GR_MARKER"]).write_text("started")
+    await anyio.Event().wait()
+    return "never"
+
+
+@tool
+def wait_sync(note: str = "") -> str:
+    """Says it started, then blocks its thread for good.
+
+    Args:
+        note: Ignored.
+    """
+    Path(os.environ["GR_MARKER"]).write_text("started")
+    threading.Event().wait()
+    return "never"
+
+
+TOOLS = [wait_async, wait_sync]
+'''
+"""A tools module whose two tools (async and sync) say they started, in the file named by
+``GR_MARKER``, then block until the run is cancelled or the process ends."""

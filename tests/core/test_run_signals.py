@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gr_testutil import BLOCKING_TOOLS
 from typer.testing import CliRunner
 
 from greenroom._support.storage import FileHold
@@ -26,43 +27,6 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 ENV = {"COLUMNS": "300", "GREENROOM_DISABLE_PLUGIN_AUTOLOAD": "1"}
 DEADLINE = 60.0
-
-BLOCKING_TOOLS = '''
-import os
-import threading
-from pathlib import Path
-
-import anyio
-
-from greenroom import tool
-
-
-@tool
-async def wait_async(note: str = "") -> str:
-    """Says it started, then waits until the run is cancelled.
-
-    Args:
-        note: Ignored.
-    """
-    Path(os.environ["GR_MARKER"]).write_text("started")
-    await anyio.Event().wait()
-    return "never"
-
-
-@tool
-def wait_sync(note: str = "") -> str:
-    """Says it started, then blocks its thread for good.
-
-    Args:
-        note: Ignored.
-    """
-    Path(os.environ["GR_MARKER"]).write_text("started")
-    threading.Event().wait()
-    return "never"
-
-
-TOOLS = [wait_async, wait_sync]
-'''
 
 
 def agent(folder: Path, turns: list[dict[str, Any]]) -> Path:

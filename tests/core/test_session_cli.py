@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gr_testutil import BLOCKING_TOOLS
 from typer.testing import CliRunner
 
 from greenroom._support.storage import FileHold, lock_path
@@ -24,43 +25,6 @@ from greenroom.cli import app
 
 runner = CliRunner()
 ENV = {"COLUMNS": "300", "GREENROOM_DISABLE_PLUGIN_AUTOLOAD": "1"}
-
-BLOCKING_TOOLS = '''
-import os
-import threading
-from pathlib import Path
-
-import anyio
-
-from greenroom import tool
-
-
-@tool
-async def wait_async(note: str = "") -> str:
-    """Says it started, then waits until the run is cancelled.
-
-    Args:
-        note: Ignored.
-    """
-    Path(os.environ["GR_MARKER"]).write_text("started")
-    await anyio.Event().wait()
-    return "never"
-
-
-@tool
-def wait_sync(note: str = "") -> str:
-    """Says it started, then blocks its thread for good.
-
-    Args:
-        note: Ignored.
-    """
-    Path(os.environ["GR_MARKER"]).write_text("started")
-    threading.Event().wait()
-    return "never"
-
-
-TOOLS = [wait_async, wait_sync]
-'''
 
 
 def agent(folder: Path, name: str, turns: list[dict[str, Any]], agent_id: str = "a", extra: str = "") -> Path:
