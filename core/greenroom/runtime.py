@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from greenroom import events as ev
 from greenroom._support.redact import Secrets
 from greenroom.config import AgentConfig
@@ -59,6 +61,9 @@ class Runtime:
         config: RuntimeConfig | None = None,
         mcp: McpToolset | None = None,
     ) -> None:
+        self.secrets = Secrets()
+        """Values nothing the model reads or an event carries may show (an MCP server's env
+        and header values, URL credentials, in every encoding ``Secrets`` knows)."""
         self.agent = agent or AgentConfig()
         self.config = config
         """The config the runtime was built from; None when built in Python."""
@@ -74,6 +79,7 @@ class Runtime:
         self.host = host
         host.hook_timeout = self.agent.tool_timeout  # a hook that waits is bounded like a tool
         self.events = events or ev.EventBus()
+        self.events.redact = self._masked_event
         if host.has_impls("greenroom_event"):
             self.events.subscribe(self._deliver)
         self.registry = StateRegistry()
@@ -101,9 +107,6 @@ class Runtime:
         self._profiles: dict[str, StateStore] = {}
         self.accounting = RequestAccounting()
         self._closers: list[Any] = []
-        self.secrets = Secrets()
-        """Values no tool result or error the model reads may show (an MCP server's env and
-        header values, URL credentials, in every encoding ``Secrets`` knows)."""
         self.tool_calls = ToolCalls(self)
         self._delivering = False
 
@@ -224,6 +227,21 @@ class Runtime:
         return list(fused)[: query.max_results], rankings
 
     # -- events ------------------------------------------------------------------------
+    def _masked_event(self, event: ev.Event) -> ev.Event:
+        """The event with every secret the runtime knows masked in its text fields (a
+        plugin's error quoting a token, a tool's result, the error that ended a run)."""
+        secrets = self.secrets
+        if not secrets:
+            return event
+        changes = {}
+        for field in attrs.fields(type(event)):
+            value = getattr(event, field.name)
+            if field.init and isinstance(value, str) and value:
+                masked = secrets.mask(value)
+                if masked != value:
+                    changes[field.name] = masked
+        return attrs.evolve(event, **changes) if changes else event
+
     def _deliver(self, event: ev.Event) -> None:
         """Hand an event to the plugins' ``greenroom_event`` (each answers for itself)."""
         if self._delivering:  # an event an observer's own failure caused: listeners only

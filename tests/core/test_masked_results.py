@@ -4,6 +4,8 @@ tool's error, not in a plugin's error, in any encoding ``Secrets`` knows."""
 from __future__ import annotations
 
 import base64
+import json
+from typing import Any
 
 import pytest
 
@@ -48,3 +50,32 @@ async def test_a_known_secret_is_masked_in_what_the_model_reads(make_runtime, mo
     encoded = base64.b64encode(f"bot:{TOKEN}".encode()).decode()
     assert TOKEN not in result.content and encoded not in result.content
     assert "***" in result.content
+
+
+@tool
+def structured_leak() -> Any:
+    """Return a structured result that quotes the token."""
+    from greenroom import ToolResult
+
+    return ToolResult("fetched", structured={"echo_header": f"Bearer {TOKEN}", "items": [TOKEN]})
+
+
+async def test_a_known_secret_is_masked_in_structured_results_and_in_every_event(make_runtime) -> None:
+    rt = make_runtime(
+        [
+            {"tool_calls": [{"name": "structured_leak", "arguments": {}}]},
+            {"tool_calls": [{"name": "leaky", "arguments": {"mode": "plugin"}}]},
+            {"text": "done"},
+        ],
+        tools=[structured_leak, leaky],
+        plugins=[Tattles()],
+    )
+    rt.secrets.add(TOKEN)
+    seen: list[Any] = []
+    rt.events.subscribe(seen.append)
+    session = rt.session()
+    await session.run("go")
+    assert TOKEN not in repr([m.content for m in session.messages])
+    for event in seen:  # the trace, the live view and observers read these
+        assert TOKEN not in json.dumps(event.to_json(), default=str)
+    assert any(e.kind == "error" and "***" in e.message for e in seen)

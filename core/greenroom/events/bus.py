@@ -19,12 +19,16 @@ class EventBus:
 
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
+        self.redact: Callable[[Event], Event] | None = None
+        """Applied to each event before any listener sees it (the runtime masks its secrets)."""
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
     def emit(self, event: Event) -> None:
+        if self.redact is not None:
+            event = self.redact(event)
         for listener in list(self._listeners):
             listener(event)
 

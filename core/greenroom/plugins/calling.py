@@ -36,17 +36,15 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from collections.abc import Callable, Coroutine, Generator, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Coroutine, Generator, Mapping
 from contextvars import ContextVar
 from typing import Any
 
 import anyio
-import attrs
 
-from greenroom.failures import PluginHookError
 from greenroom.plugins.answers import check_answer
 from greenroom.plugins.offloop import in_thread, is_async
+from greenroom.plugins.owners import Owner, contained, note, own, own_calls
 
 PLUGIN_FAILURES = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
 """What a plugin raising is contained for: a plugin that exits or interrupts fails itself,
@@ -73,6 +71,16 @@ class _Waiting(BaseException):
     BaseException, so no plugin's ``except Exception`` can swallow it)."""
 
 
+def current_pass() -> object | None:
+    """The record of the hook call in passes now running on this thread, if any."""
+    return _current.pass_
+
+
+def is_waiting(exc: BaseException | None) -> bool:
+    """Whether a pass ended at an implementation that waits (not a failure)."""
+    return isinstance(exc, _Waiting)
+
+
 class _Current(threading.local):
     # class defaults, so the check every plain call makes is one attribute read
     pass_: _Pass | None = None
@@ -80,10 +88,8 @@ class _Current(threading.local):
 
 
 _current = _Current()
-_failures: ContextVar[list[PluginHookError] | None] = ContextVar("greenroom_hook_failures", default=None)
 _limit: ContextVar[float] = ContextVar("greenroom_hook_timeout", default=math.inf)
 """Seconds an implementation that waits may take, for the hook call in progress."""
-_answers: ContextVar[list[tuple[Owner, Any]] | None] = ContextVar("greenroom_hook_answers", default=None)
 
 
 async def call_in_passes(caller: Callable[..., Any], kwargs: Mapping[str, Any], timeout: float | None = None) -> Any:
@@ -144,58 +150,6 @@ class _Rest:
                     return stop.value
 
 
-@contextmanager
-def collecting() -> Iterator[list[PluginHookError]]:
-    """Record hook failures in the yielded list instead of raising them."""
-    failures: list[PluginHookError] = []
-    token = _failures.set(failures)
-    try:
-        yield failures
-    finally:
-        _failures.reset(token)
-
-
-@contextmanager
-def attributing() -> Iterator[list[tuple[Owner, Any]]]:
-    """Record every implementation's answer with its owner (which plugin said what)."""
-    answers: list[tuple[Owner, Any]] = []
-    token = _answers.set(answers)
-    try:
-        yield answers
-    finally:
-        _answers.reset(token)
-
-
-def _note(owner: Owner, answer: Any) -> None:
-    answers = _answers.get()
-    if answers is not None:
-        answers.append((owner, answer))
-
-
-@attrs.frozen
-class Owner:
-    """Who an implementation belongs to, for naming its failures."""
-
-    plugin: str
-    distribution: str
-    hook: str
-
-    def contain(self, exc: BaseException) -> PluginHookError | None:
-        """The error to raise for ``exc``, or None once it is recorded (``collecting``).
-
-        A ``PluginHookError`` stays as it is: it names the plugin whose hook raised it
-        (a ranker failing inside another plugin's ``ctx.search``, say)."""
-        if isinstance(exc, PluginHookError):
-            failure = exc
-        else:
-            failure = PluginHookError(self.plugin, self.distribution, self.hook, exc)
-        failures = _failures.get()
-        if failures is None:
-            return failure
-        failures.append(failure)
-        return None
-
-
 def wrap(function: Callable[..., Any], owner: Owner, *, wrapper: bool, threaded: bool = False) -> Callable[..., Any]:
     """The function pluggy calls in place of ``function``."""
     if wrapper:
@@ -215,37 +169,28 @@ def _wrap_sync(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]
         record = _current.pass_
         if record is None:  # the hot path: a plain pluggy call
             try:
-                answer = check(function(*args, **kwargs))
+                answer = check(own(function, args, kwargs))
             except PLUGIN_FAILURES as exc:
-                _contained(owner, exc)
+                contained(owner, exc)
                 return None
-            _note(owner, answer)
+            note(owner, answer)
             return answer
         done = record.outcomes.get(impl)
         if done is not None:
             return done[1]
         _current.pass_ = None  # a hook this one calls is a call of its own
         try:
-            answer = check(function(*args, **kwargs))
+            answer = check(own(function, args, kwargs))
         except PLUGIN_FAILURES as exc:
-            _contained(owner, exc)
+            contained(owner, exc)
             answer = None
         finally:
             _current.pass_ = record
-        _note(owner, answer)
+        note(owner, answer)
         record.outcomes[impl] = (True, answer)
         return answer
 
     return impl
-
-
-def _contained(owner: Owner, exc: BaseException) -> None:
-    """Raise the named error for ``exc``, or return None once it is recorded."""
-    failure = owner.contain(exc)
-    if failure is exc:
-        raise exc
-    if failure is not None:
-        raise failure from exc
 
 
 def _wrap_async(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]:
@@ -255,20 +200,21 @@ def _wrap_async(function: Callable[..., Any], owner: Owner) -> Callable[..., Any
             # the bound is entered where the implementation starts, so its own cancel
             # scopes nest inside it however the passes resume it
             with anyio.fail_after(None if math.isinf(limit) else limit):
-                answer = check_answer(owner.hook, await function(*args, **kwargs))
+                with own_calls():
+                    answer = check_answer(owner.hook, await function(*args, **kwargs))
         except TimeoutError as exc:
             late = TimeoutError(f"did not finish within {limit:g} s (the agent's tool_timeout)")
-            _contained(owner, late if not exc.args else exc)
+            contained(owner, late if not exc.args else exc)
             return None
         except GeneratorExit as exc:
             if _current.closing:  # closed from outside, not raised by the plugin
                 raise
-            _contained(owner, exc)
+            contained(owner, exc)
             return None
         except PLUGIN_FAILURES as exc:
-            _contained(owner, exc)
+            contained(owner, exc)
             return None
-        _note(owner, answer)
+        note(owner, answer)
         return answer
 
     @functools.wraps(function)
@@ -368,7 +314,7 @@ class _WrapperSteps(Generator[None, object, object]):
         except PLUGIN_FAILURES as exc:
             if exc is thrown:
                 raise  # passed through: not this wrapper's failure
-            _contained(self._owner, exc)
+            contained(self._owner, exc)
             self._failed = True
             if thrown is not None:
                 raise thrown from None

@@ -23,6 +23,7 @@ import pluggy
 
 from greenroom import hookspecs
 from greenroom.failures import PluginHookError as PluginHookError  # re-exported: it was defined here before
+from greenroom.failures import exception_text
 from greenroom.plugins.checks import (
     FailureKind,
     Problem,
@@ -154,8 +155,9 @@ class PluginStartError(PluginLoadError):
 def _load(ep: md.EntryPoint) -> type[Plugin] | Problem:
     try:
         obj = ep.load()
-    except Exception as exc:  # anything a broken distribution raises while importing
-        return Problem(FailureKind.IMPORT, f"{type(exc).__name__}: {exc}")
+    except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+        # anything a broken distribution raises while importing, an exit too: it fails itself
+        return Problem(FailureKind.IMPORT, f"{type(exc).__name__}: {exception_text(exc)}")
     if isinstance(obj, type) and not issubclass(obj, Plugin):
         return Problem(
             FailureKind.NOT_A_PLUGIN, f"class {obj.__module__}.{obj.__qualname__} does not subclass greenroom.Plugin"
@@ -280,8 +282,8 @@ def start(record: PluginRecord, config: Any = None) -> Plugin:
         raise PluginStartError(record.name, record.failure)
     try:
         return record.cls(config)
-    except Exception as exc:
-        problem = Problem(FailureKind.START, f"the constructor raised {type(exc).__name__}: {exc}")
+    except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+        problem = Problem(FailureKind.START, f"the constructor raised {type(exc).__name__}: {exception_text(exc)}")
         raise PluginStartError(record.name, LoadFailure(record.label, record.entry_point, (problem,))) from exc
 
 

@@ -20,8 +20,9 @@ import pluggy
 
 from greenroom import hookspecs
 from greenroom.failures import PluginHookError
-from greenroom.plugins.calling import Owner, attributing, call_in_passes, collecting, wrap
+from greenroom.plugins.calling import call_in_passes, wrap
 from greenroom.plugins.offloop import is_async, runs_in_thread
+from greenroom.plugins.owners import Owner, attributing, collecting
 
 if TYPE_CHECKING:
     from greenroom.plugins.discovery import PluginRecord
@@ -144,15 +145,31 @@ class PluginHost:
 
 
 def trace_hook_calls(pm: pluggy.PluginManager) -> None:
-    """Print every hook call to stderr with the plugins it reached and its time
-    (``GREENROOM_TRACE_HOOKS=1``), through pluggy's hook-call monitoring."""
-    started: list[float] = []
+    """Print every hook call to stderr once, with the plugins it reached and its time
+    (``GREENROOM_TRACE_HOOKS=1``), through pluggy's hook-call monitoring. A call whose
+    implementations wait runs through pluggy in passes: it is timed from its first pass
+    and printed after its last."""
+    from greenroom.plugins.calling import current_pass, is_waiting
+
+    started: dict[int, float] = {}
+    plain: list[float] = []
 
     def before(hook_name: str, impls: Sequence[Any], kwargs: Any) -> None:
-        started.append(time.perf_counter())
+        record = current_pass()
+        if record is None:
+            plain.append(time.perf_counter())
+        else:
+            started.setdefault(id(record), time.perf_counter())
 
     def after(outcome: Any, hook_name: str, impls: Sequence[Any], kwargs: Any) -> None:
-        took = (time.perf_counter() - started.pop()) * 1000 if started else 0.0
+        record = current_pass()
+        if record is None:
+            began = plain.pop() if plain else time.perf_counter()
+        elif is_waiting(outcome.exception):
+            return  # a pass that stopped at an implementation that waits: the call goes on
+        else:
+            began = started.pop(id(record), time.perf_counter())
+        took = (time.perf_counter() - began) * 1000
         names = ", ".join(i.plugin_name for i in impls) or "-"
         failed = " failed" if outcome.exception is not None else ""
         print(f"greenroom hook {hook_name} [{names}] {took:.3f} ms{failed}", file=sys.stderr)

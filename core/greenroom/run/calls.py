@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
@@ -100,6 +100,7 @@ class ToolCalls:
         gated = False
         rejected: ev.Rejection | None = None
         try:
+            await rt.scoping.catch_up(ctx)  # groups other runs loaded: judged before anything of them runs
             call = await self._resolve(ctx, call)
             await self._load_group_of(ctx, call.name)
             problem = self._precheck(ctx, call)
@@ -163,6 +164,9 @@ class ToolCalls:
                 await ctx.load_group(group.id)
         except anyio.get_cancelled_exc_class():
             raise
+        except PluginHookError as exc:  # judging what it brought failed: those tools stay hidden
+            log.debug("%s", exc, exc_info=exc.error)
+            ctx.emit(ev.PluginError.of(exc, ctx.step))
         except Exception as exc:
             log.debug("loading group %s for a call of %s failed: %s", group.id, name, exc)
 
@@ -233,10 +237,13 @@ class ToolCalls:
         """The result with every secret the runtime knows masked, whichever source produced
         it (a tool, an error, a plugin's failure)."""
         secrets = self._rt.secrets
-        if secrets:
-            masked = secrets.mask(result.content)
-            if masked != result.content:  # the source's own blocks held it too: only the masked text goes on
-                result = attrs.evolve(result, content=masked, blocks=None, structured=None)
+        if not secrets:
+            return result
+        masked = secrets.mask(result.content)
+        structured = _mask_json(result.structured, secrets.mask)
+        if masked != result.content or structured is not result.structured:
+            # the source's own blocks may hold it too: only the masked forms go on
+            result = attrs.evolve(result, content=masked, blocks=None, structured=structured)
         return result
 
     def _bound(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> ToolResult:
@@ -288,6 +295,25 @@ def _unknown_tool_message(ctx: RunContext, name: str) -> str:
     if len(catalog) <= 30:
         msg += f" Available tools: {', '.join(sorted(d.name for d in catalog))}."
     return msg
+
+
+def _mask_json(value: Any, mask: Callable[[str], str]) -> Any:
+    """``value`` (JSON-like) with ``mask`` applied to every string in it, keys included;
+    the same object when nothing changed."""
+    if isinstance(value, str):
+        masked = mask(value)
+        return value if masked == value else masked
+    if isinstance(value, dict):
+        items = [(_mask_json(k, mask), _mask_json(v, mask)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, (list, tuple)):
+        masked_items = [_mask_json(v, mask) for v in value]
+        if all(m is v for m, v in zip(masked_items, value, strict=True)):
+            return value
+        return type(value)(masked_items)
+    return value
 
 
 def answer_open_calls(messages: list[Message], why: str) -> None:

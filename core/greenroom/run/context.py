@@ -121,6 +121,12 @@ class RunContext:
         self.input = user_input
         self.kind = kind
         self.step = 0
+        self.judged_groups: set[str] = set()
+        """Groups whose loaded tools this run's scope has judged (``Scoping.scope_loaded``)."""
+        self.groups_seen = runtime.groups_version
+        """The runtime's group loads this run has caught up with (``Scoping.catch_up``)."""
+        self.closed = False
+        """The run has ended: what a hook left running (a timed-out plain hook) emits is dropped."""
         self.state = StateStore(runtime.registry, Scope.RUN)
         self.scope = ToolScope()
         self.usage_total = Usage()
@@ -236,6 +242,8 @@ class RunContext:
     def emit(self, event: ev.Event) -> None:
         """Send an event to the runtime's listeners and to every plugin's ``greenroom_event``.
         A plain hook runs in a worker thread: its events are handed to the event loop."""
+        if self.closed:  # a hook that outlived the run (timed out in its thread): the trace ended
+            return
         if threading.get_ident() != self._loop_thread:
             from anyio.from_thread import run_sync
 

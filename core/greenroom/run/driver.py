@@ -80,12 +80,18 @@ class Run:
         prompt = "" if kind is RunKind.CLIENT else self.ctx.agent.system_prompt
         self._system = [SystemSection("agent", prompt)]
         self.started = False
+        self._start_error: BaseException | None = None
         self._announced = False
         self.outcome: RunOutcome | None = None
 
     @property
     def ended(self) -> bool:
         return self.outcome is not None
+
+    @property
+    def announced(self) -> bool:
+        """The run has begun (its ``run_start`` event is out): it must be ended."""
+        return self._announced
 
     @contextmanager
     def _active(self) -> Iterator[RunContext]:
@@ -100,11 +106,17 @@ class Run:
         """RunStart for every plugin, then the run's scope (fail closed: nothing runs without it)."""
         if self.started:
             return
-        self.started = True
+        if self._start_error is not None:  # a run whose start failed never runs unscoped
+            raise self._start_error
         with self._active():
             self._announce()
-            await self._every("greenroom_run_start", ctx=self.ctx)
-            await self.runtime.scoping.scope(self.ctx)
+            try:
+                await self._every("greenroom_run_start", ctx=self.ctx)
+                await self.runtime.scoping.scope(self.ctx)
+            except BaseException as exc:
+                self._start_error = exc
+                raise
+        self.started = True
 
     def _announce(self) -> None:
         """The run counts in its session and its first event goes out (once)."""
@@ -128,6 +140,7 @@ class Run:
         """The next step's request, shaped by BeforeInference and kept within the scope."""
         ctx = self.ctx
         with self._active():
+            await self.runtime.scoping.catch_up(ctx)  # what other runs loaded, judged before it is offered
             ctx.step += 1
             if self.kind is RunKind.AGENT:
                 ctx.usage.steps = ctx.step
@@ -220,6 +233,7 @@ class Run:
                         failure=outcome.failure,
                     )
                 )
+                ctx.closed = True  # the trace ends here, whatever a hook left running says later
         return outcome
 
     def outcome_of(self, stop_reason: Any, text: str = "") -> RunOutcome:

@@ -79,6 +79,9 @@ class HiddenBy(enum.Enum):
     """``[tools.policy] allow`` is set and no glob of it matched."""
     PLUGIN = "plugin"
     """A plugin named it from ``greenroom_hidden_tools``."""
+    UNJUDGED = "unjudged"
+    """A group's load brought it, and ``greenroom_hidden_tools`` failed to judge it (fail
+    closed: the rule names the group)."""
 
 
 @attrs.frozen
@@ -94,6 +97,8 @@ class HideReason:
             return f"policy deny {self.rule!r}"
         if self.by is HiddenBy.NOT_ALLOWED:
             return f"policy allow has no match ({self.rule})"
+        if self.by is HiddenBy.UNJUDGED:
+            return f"loaded with group {self.rule!r}, and a hidden-tools hook failed to judge it"
         return f"plugin {self.rule!r}"
 
 

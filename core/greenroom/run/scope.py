@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING
 
+from greenroom import events as ev
+from greenroom.failures import PluginHookError
 from greenroom.models import RequestDraft
 from greenroom.run.policy import HiddenBy, HideReason, ToolPolicy
 from greenroom.run.views import known_tools
@@ -80,6 +82,9 @@ class Scoping:
     async def scope(self, ctx: RunContext) -> None:
         """Fill the run's scope: the policy over every source, then the hook (once)."""
         rt = self._rt
+        # the groups loaded so far are in the universe: judged below with everything else
+        ctx.groups_seen = rt.groups_version
+        ctx.judged_groups.update(g.id for g in rt.groups.values() if g.loaded)
         universe = self.universe()
         # unusable tools too: the error a call to one gets would name it
         ctx.scope.hide(self.policy_hides(chain((d.name for d in universe), rt.tools.unusable)))
@@ -91,12 +96,36 @@ class Scoping:
 
     async def scope_loaded(self, ctx: RunContext, group: ToolGroup, tools: Sequence[Tool]) -> None:
         """Judge the tools a group's load brought that its catalog did not name (the hook
-        is called again with only those)."""
+        is called again with only those). If the hook fails, every such tool is hidden
+        from this run (fail closed) and the failure is raised."""
+        ctx.judged_groups.add(group.id)
         declared = {d.name for d in group.known}
         new = [t.descriptor for t in tools if t.descriptor.name not in declared]
-        if new:
-            ctx.scope.hide(self.policy_hides(d.name for d in new))
-            ctx.scope.hide(await self.plugins_hide(ctx, new))
+        if not new:
+            return
+        ctx.scope.hide(self.policy_hides(d.name for d in new))
+        try:
+            hidden = await self.plugins_hide(ctx, new)
+        except BaseException:
+            why = HideReason(HiddenBy.UNJUDGED, group.id)
+            ctx.scope.hide((d.name, why) for d in new)
+            raise
+        ctx.scope.hide(hidden)
+
+    async def catch_up(self, ctx: RunContext) -> None:
+        """Judge for this run the groups other runs loaded since it last looked (a gateway
+        client's run sees the tools another client's call loaded only once judged)."""
+        rt = self._rt
+        if ctx.groups_seen == rt.groups_version:
+            return
+        ctx.groups_seen = rt.groups_version
+        for group in list(rt.groups.values()):
+            if group.loaded and group.id not in ctx.judged_groups:
+                try:
+                    await self.scope_loaded(ctx, group, await group.load())
+                except PluginHookError as exc:  # hidden already: the run goes on without them
+                    log.debug("%s", exc, exc_info=exc.error)
+                    ctx.emit(ev.PluginError.of(exc, ctx.step))
 
 
 def keep_in_scope(ctx: RunContext, draft: RequestDraft) -> None:

@@ -186,8 +186,8 @@ class _Sorted:
         lo = bisect_left(self.keys, head)
         hi = bisect_left(self.keys, head + _AFTER_ALL, lo)
         for _ in range(MAX_BRANCHES):
-            if lo < hi and len(self.keys[lo]) == at:
-                lo += 1  # the beginning itself, a whole key
+            while lo < hi and len(self.keys[lo]) == at:
+                lo += 1  # the beginning itself, a whole key (a pool may hold it more than once)
             if lo >= hi or not budget.spend():
                 return
             branch = head + self.keys[lo][at]

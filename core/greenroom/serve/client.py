@@ -11,19 +11,25 @@ its calls is kept.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
 
+from greenroom import events as ev
 from greenroom.config import AgentConfig
+from greenroom.failures import PluginHookError, first_error
 from greenroom.models import ModelRequest
 from greenroom.run.context import RunContext, RunKind
 from greenroom.tools import ToolDescriptor, ToolResult
 
 if TYPE_CHECKING:
     from greenroom.runtime import Runtime
+
+
+log = logging.getLogger("greenroom.serve")
 
 
 @attrs.frozen
@@ -80,22 +86,28 @@ class ClientRun:
         return self.view
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> tuple[ToolResult, bool]:
-        """Run one call the client made; returns its result and whether the view changed."""
+        """Run one call the client made; returns its result and whether the view changed.
+        The result stands whatever happens after it: a step that fails to build the next
+        view keeps the one before (and is reported), never turns a call that ran into an
+        error the client might retry."""
         async with self._lock:
-            step = self.ctx.step
             call = self.run.take_client_call(name, arguments)
         result = await self.run.call_tool(call)
         self.calls_made += 1
-        async with self._lock:
-            if self.ctx.step != step:  # another call of this client moved the step on already
-                return result, False
+        async with self._lock:  # each call's step offers the next view, also one that raced another
             before = self.view
-            self.view = ClientView.of(await self.run.next_request())
+            try:
+                self.view = ClientView.of(await self.run.next_request())
+            except Exception as exc:
+                failure = first_error(exc)
+                if isinstance(failure, PluginHookError):
+                    self.ctx.emit(ev.PluginError.of(failure, self.ctx.step))
+                log.warning("the view after a call of %r could not be built; the last one stands: %s", name, failure)
         return result, self.view != before
 
     async def end(self, *, cancelled: bool = False) -> None:
         """RunEnd for every plugin (once), then the trace's last event for this client."""
-        if self.run.ended or not self.run.started:
+        if self.run.ended or not self.run.announced:
             return
         await self.run.end(self.run.outcome_of("cancelled" if cancelled else "final"))
 

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from greenroom import Plugin, RunContext, ToolCall, ToolResult, hookimpl, tool
+from greenroom import Plugin, RunContext, SearchQuery, ToolCall, ToolResult, hookimpl, tool
 from greenroom.events import Event
 
 pytestmark = pytest.mark.anyio
@@ -292,3 +292,54 @@ def test_greenroom_trace_hooks_prints_every_hook_call(make_runtime, monkeypatch,
     anyio.run(lambda: rt.session().run("go"))
     err = capsys.readouterr().err
     assert "greenroom hook greenroom_run_start" in err and " ms" in err
+
+
+class Prefetch(Plugin):
+    """Loads a group from AfterInference and handles its own failure."""
+
+    name = "prefetch"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.caught: list[str] = []
+
+    @hookimpl
+    async def greenroom_after_inference(self, ctx: RunContext, response: Any) -> None:
+        try:
+            await ctx.search(SearchQuery.parse("anything"), ctx.visible_descriptors())
+        except Exception as exc:  # a hook it called failed: its to handle, where it called
+            self.caught.append(type(exc).__name__)
+
+
+class BrokenRanker(Plugin):
+    name = "broken-ranker"
+    nonblocking = True
+
+    @hookimpl
+    def greenroom_rank_tools(self, ctx: Any, query: Any, candidates: Any) -> Any:
+        raise RuntimeError("index gone")
+
+
+async def test_a_hook_a_plugin_calls_inside_its_own_raises_where_it_called(make_runtime) -> None:
+    prefetch = Prefetch()
+    rt = make_runtime([{"text": "done"}], tools=[echo], plugins=[prefetch, BrokenRanker()])
+    outcome = await rt.session().run("go")
+    assert prefetch.caught == ["PluginHookError"]
+    assert outcome.stop_reason == "final"  # handled by the plugin, not filed under AfterInference
+
+
+class SlowStart(Plugin):
+    name = "slow-start"
+
+    @hookimpl
+    async def greenroom_run_start(self, ctx: RunContext) -> None:
+        await anyio.sleep(0.05)
+
+
+def test_trace_hooks_prints_a_waiting_call_once_with_its_whole_time(make_runtime, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("GREENROOM_TRACE_HOOKS", "1")
+    rt = make_runtime([{"text": "done"}], plugins=[SlowStart()])
+    anyio.run(lambda: rt.session().run("go"))
+    lines = [line for line in capsys.readouterr().err.splitlines() if "greenroom_run_start" in line]
+    assert len(lines) == 1 and "failed" not in lines[0] and "slow-start" in lines[0]
+    assert float(lines[0].split("] ")[1].split(" ms")[0]) >= 40

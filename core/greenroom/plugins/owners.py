@@ -1,0 +1,98 @@
+"""Who a hook implementation belongs to, and where its failures and answers go: raised
+named (``Owner.contain``), or collected for a call that must reach every implementation
+(``collecting``), and which plugin answered what (``attributing``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import attrs
+
+from greenroom.failures import PluginHookError
+
+_failures: ContextVar[list[PluginHookError] | None] = ContextVar("greenroom_hook_failures", default=None)
+_answers: ContextVar[list[tuple[Owner, Any]] | None] = ContextVar("greenroom_hook_answers", default=None)
+
+
+@contextmanager
+def collecting() -> Iterator[list[PluginHookError]]:
+    """Record hook failures in the yielded list instead of raising them."""
+    failures: list[PluginHookError] = []
+    token = _failures.set(failures)
+    try:
+        yield failures
+    finally:
+        _failures.reset(token)
+
+
+@contextmanager
+def attributing() -> Iterator[list[tuple[Owner, Any]]]:
+    """Record every implementation's answer with its owner (which plugin said what)."""
+    answers: list[tuple[Owner, Any]] = []
+    token = _answers.set(answers)
+    try:
+        yield answers
+    finally:
+        _answers.reset(token)
+
+
+def note(owner: Owner, answer: Any) -> None:
+    answers = _answers.get()
+    if answers is not None:
+        answers.append((owner, answer))
+
+
+@attrs.frozen
+class Owner:
+    """Who an implementation belongs to, for naming its failures."""
+
+    plugin: str
+    distribution: str
+    hook: str
+
+    def contain(self, exc: BaseException) -> PluginHookError | None:
+        """The error to raise for ``exc``, or None once it is recorded (``collecting``).
+
+        A ``PluginHookError`` stays as it is: it names the plugin whose hook raised it
+        (a ranker failing inside another plugin's ``ctx.search``, say)."""
+        if isinstance(exc, PluginHookError):
+            failure = exc
+        else:
+            failure = PluginHookError(self.plugin, self.distribution, self.hook, exc)
+        failures = _failures.get()
+        if failures is None:
+            return failure
+        failures.append(failure)
+        return None
+
+
+@contextmanager
+def own_calls() -> Iterator[None]:
+    """Hooks a plugin calls from inside its own (``ctx.search``, ``ctx.load_group``) are
+    calls of their own: their failures raise where the plugin can catch them, never land
+    in the list the outer call collects, and their answers are not the outer call's."""
+    failures, answers = _failures.set(None), _answers.set(None)
+    try:
+        yield
+    finally:
+        _answers.reset(answers)
+        _failures.reset(failures)
+
+
+def own(function: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    if _failures.get() is None and _answers.get() is None:  # the hot path: nothing collects
+        return function(*args, **kwargs)
+    with own_calls():
+        return function(*args, **kwargs)
+
+
+def contained(owner: Owner, exc: BaseException) -> None:
+    """Raise the named error for ``exc``, or return None once it is recorded."""
+    failure = owner.contain(exc)
+    if failure is exc:
+        raise exc
+    if failure is not None:
+        raise failure from exc
