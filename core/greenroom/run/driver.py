@@ -52,6 +52,10 @@ class RunEnded(RuntimeError):
     """A phase was asked of a run that has ended."""
 
 
+class RunNotStarted(RuntimeError):
+    """A step was asked of a run that has not started: without its scope, nothing runs."""
+
+
 class Run:
     """One run of a runtime, stepped through by its caller.
 
@@ -94,10 +98,13 @@ class Run:
         return self._announced
 
     @contextmanager
-    def _active(self) -> Iterator[RunContext]:
-        """This run is the one events are delivered for, in this task and the tasks it starts."""
+    def _active(self, *, starting: bool = False) -> Iterator[RunContext]:
+        """This run is the one events are delivered for, in this task and the tasks it
+        starts. A step needs a run that started (its scope known) and has not ended."""
         if self.outcome is not None and self.kind is not RunKind.PREVIEW:
             raise RunEnded(f"run {self.ctx.run_id} has ended ({self.outcome.stop_reason})")
+        if not starting and not self.started:
+            raise RunNotStarted(f"run {self.ctx.run_id} has not started: await run.start() first")
         with activate(self.ctx):
             yield self.ctx
 
@@ -108,7 +115,7 @@ class Run:
             return
         if self._start_error is not None:  # a run whose start failed never runs unscoped
             raise self._start_error
-        with self._active():
+        with self._active(starting=True):
             self._announce()
             try:
                 await self._every("greenroom_run_start", ctx=self.ctx)
@@ -266,7 +273,7 @@ class Run:
         error or any other exception is raised after that (the exception itself, never a
         task group)."""
         try:
-            with self._active():
+            with self._active(starting=True):
                 self._announce()
                 # an input no model would take ends the run before anything is sent, and
                 # stays out of the session (resuming it would send it again)
@@ -307,4 +314,4 @@ class Run:
         raise failures[0]
 
 
-__all__ = ["Run", "RunEnded"]
+__all__ = ["Run", "RunEnded", "RunNotStarted"]

@@ -343,3 +343,19 @@ def test_trace_hooks_prints_a_waiting_call_once_with_its_whole_time(make_runtime
     lines = [line for line in capsys.readouterr().err.splitlines() if "greenroom_run_start" in line]
     assert len(lines) == 1 and "failed" not in lines[0] and "slow-start" in lines[0]
     assert float(lines[0].split("] ")[1].split(" ms")[0]) >= 40
+
+
+async def test_a_run_takes_no_step_before_it_started_or_after_it_ended(make_runtime) -> None:
+    from greenroom.run.driver import RunEnded, RunNotStarted
+
+    rt = make_runtime([], tools=[echo])
+    run = rt.start_run()
+    with pytest.raises(RunNotStarted):
+        await run.next_request()  # its scope is not known yet: nothing may be offered or run
+    with pytest.raises(RunNotStarted):
+        await run.call_tool(ToolCall(id="c1", name="echo", arguments={"text": "x"}))
+    await run.start()
+    await run.next_request()
+    await run.end(run.outcome_of("final"))
+    with pytest.raises(RunEnded):
+        await run.next_request()
