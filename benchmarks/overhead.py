@@ -96,10 +96,9 @@ def worker_steps(catalog: str, strategy: str, steps: int, repeat: int) -> dict[s
     """Per-step overhead and session start of one setup, in this (child) process."""
     import anyio
 
-    from greenroom import ModelRequest, ToolCallContext, tool
+    from greenroom import ModelRequest, ToolCallContext, make_plugin_host, tool
     from greenroom.config import AgentConfig
     from greenroom.models import ModelResponse
-    from greenroom.plugins.discovery import make_plugin_host
     from greenroom.providers.scripted import PolicyModel, turn_from_record
     from greenroom.runtime import Runtime
     from greenroom.tools import load_catalog
