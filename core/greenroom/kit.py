@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from greenroom._support.arguments import MAX_ARGUMENT_DEPTH as MAX_ARGUMENT_DEPTH
     from greenroom._support.arguments import json_text as json_text
     from greenroom._support.arguments import parse_json_object as parse_json_object
+    from greenroom._support.compact import compact_json as compact_json
     from greenroom._support.digest_cache import DigestCache as DigestCache
     from greenroom._support.digest_cache import default_digest_cache as default_digest_cache
     from greenroom._support.digest_cache import use_digest_cache as use_digest_cache
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from greenroom.session import held_session as held_session
     from greenroom.tokens.accounting import message_tokens as message_tokens
     from greenroom.tokens.counting import chars4 as chars4
-    from greenroom.tokens.counting import compact_json as compact_json
     from greenroom.tokens.counting import count_tokens_upto as count_tokens_upto
     from greenroom.tokens.counting import parameters_json as parameters_json
     from greenroom.tokens.counting import tool_json as tool_json
@@ -63,7 +63,7 @@ _EXPORTS: dict[str, str] = {
     "check_glob": "greenroom._support.globs",
     "glob_matches": "greenroom._support.globs:matches",
     "matches_any": "greenroom._support.globs",
-    "compact_json": "greenroom.tokens.counting",
+    "compact_json": "greenroom._support.compact",
     "count_tokens_upto": "greenroom.tokens.counting",
     "chars4": "greenroom.tokens.counting",
     "parameters_json": "greenroom.tokens.counting",

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from greenroom._support import compact
 from greenroom.tokens import counting as tokens
 from greenroom.tokens.counting import (
     PIECE_CHARS,
@@ -327,4 +328,4 @@ def test_compact_json_of_values_nested_past_the_json_modules_recursion() -> None
     )
 )
 def test_the_loop_writes_the_same_json_as_the_json_module(value: object) -> None:
-    assert tokens._deep_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert compact._deep_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from greenroom._support.arguments import parse_json_object, within_bounds
+from greenroom._support.compact import compact_json
 from greenroom.models import Message, ModelError, ModelRequest, ModelResponse, ToolCall, Usage
 from greenroom.plugins.discovery import Plugin, hookimpl
-from greenroom.tokens.counting import compact_json, count_tokens
+from greenroom.tokens.counting import count_tokens
 
 
 class ScriptError(ModelError):

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from greenroom import events as ev
+from greenroom._support.compact import compact_json
 from greenroom._support.memo import IdentityMemo
 from greenroom.models import Message, ModelRequest
-from greenroom.tokens.counting import compact_json, count_tokens, tool_json
+from greenroom.tokens.counting import count_tokens, tool_json
 from greenroom.tokens.tool_costs import tool_costs
 from greenroom.tools import ToolDescriptor
 

@@ -146,7 +146,7 @@ def descriptors_digest(descriptors: Iterable[ToolDescriptor]) -> str:
     description, schema, group, deferrable): the key of anything derived from them as a
     whole, a search index say. Descriptors of a catalog file cost a lookup each (a run of
     consecutive entries is one record); others are serialised."""
-    from greenroom.tokens.counting import compact_json
+    from greenroom._support.compact import compact_json
 
     h = hashlib.blake2b(digest_size=20)
     run: list[Any] = []  # [catalog, first index, last index]
