@@ -17,15 +17,21 @@ _failures: ContextVar[list[PluginHookError] | None] = ContextVar("greenroom_hook
 _answers: ContextVar[list[tuple[Owner, Any]] | None] = ContextVar("greenroom_hook_answers", default=None)
 
 
-@contextmanager
-def collecting() -> Iterator[list[PluginHookError]]:
-    """Record hook failures in the yielded list instead of raising them."""
-    failures: list[PluginHookError] = []
-    token = _failures.set(failures)
-    try:
-        yield failures
-    finally:
-        _failures.reset(token)
+class collecting:
+    """Record hook failures in the yielded list instead of raising them (a plain class:
+    a step enters one per phase hook)."""
+
+    __slots__ = ("_token", "failures")
+
+    def __init__(self) -> None:
+        self.failures: list[PluginHookError] = []
+
+    def __enter__(self) -> list[PluginHookError]:
+        self._token = _failures.set(self.failures)
+        return self.failures
+
+    def __exit__(self, *exc: object) -> None:
+        _failures.reset(self._token)
 
 
 @contextmanager

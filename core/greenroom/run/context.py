@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from types import MappingProxyType
@@ -285,11 +284,18 @@ def current_run() -> RunContext | None:
     return _current.get()
 
 
-@contextmanager
-def activate(ctx: RunContext) -> Iterator[None]:
-    """Make ``ctx`` the current run for the duration."""
-    token = _current.set(ctx)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+class activate:
+    """Make ``ctx`` the current run for the duration (a plain class, not a generator: a
+    step enters several of these)."""
+
+    __slots__ = ("_ctx", "_token")
+
+    def __init__(self, ctx: RunContext) -> None:
+        self._ctx = ctx
+
+    def __enter__(self) -> RunContext:
+        self._token = _current.set(self._ctx)
+        return self._ctx
+
+    def __exit__(self, *exc: object) -> None:
+        _current.reset(self._token)

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -97,16 +96,14 @@ class Run:
         """The run has begun (its ``run_start`` event is out): it must be ended."""
         return self._announced
 
-    @contextmanager
-    def _active(self, *, starting: bool = False) -> Iterator[RunContext]:
+    def _active(self, *, starting: bool = False) -> activate:
         """This run is the one events are delivered for, in this task and the tasks it
         starts. A step needs a run that started (its scope known) and has not ended."""
         if self.outcome is not None and self.kind is not RunKind.PREVIEW:
             raise RunEnded(f"run {self.ctx.run_id} has ended ({self.outcome.stop_reason})")
         if not starting and not self.started:
             raise RunNotStarted(f"run {self.ctx.run_id} has not started: await run.start() first")
-        with activate(self.ctx):
-            yield self.ctx
+        return activate(self.ctx)
 
     # ---------------------------------------------------------------- the phases
     async def start(self) -> None:

@@ -288,10 +288,15 @@ async def test_runs_of_a_gateway_client_are_client_turns(make_runtime) -> None:
 
 def test_greenroom_trace_hooks_prints_every_hook_call(make_runtime, monkeypatch, capsys) -> None:
     monkeypatch.setenv("GREENROOM_TRACE_HOOKS", "1")
-    rt = make_runtime([{"text": "done"}], plugins=[Audit()])
+    rt = make_runtime(
+        [{"tool_calls": [{"name": "echo", "arguments": {"text": "a"}}]}, {"text": "done"}],
+        tools=[echo],
+        plugins=[Audit()],
+    )
     anyio.run(lambda: rt.session().run("go"))
     err = capsys.readouterr().err
-    assert "greenroom hook greenroom_run_start" in err and " ms" in err
+    assert "greenroom hook greenroom_before_tool_execute [audit]" in err and " ms" in err
+    assert "greenroom hook greenroom_after_tool_execute [audit]" in err
 
 
 class Prefetch(Plugin):
