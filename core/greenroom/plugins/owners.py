@@ -75,17 +75,19 @@ class Owner:
         return None
 
 
-@contextmanager
-def own_calls() -> Iterator[None]:
+class own_calls:
     """Hooks a plugin calls from inside its own (``ctx.search``, ``ctx.load_group``) are
     calls of their own: their failures raise where the plugin can catch them, never land
     in the list the outer call collects, and their answers are not the outer call's."""
-    failures, answers = _failures.set(None), _answers.set(None)
-    try:
-        yield
-    finally:
-        _answers.reset(answers)
-        _failures.reset(failures)
+
+    __slots__ = ("_answers", "_failures")
+
+    def __enter__(self) -> None:
+        self._failures, self._answers = _failures.set(None), _answers.set(None)
+
+    def __exit__(self, *exc: object) -> None:
+        _answers.reset(self._answers)
+        _failures.reset(self._failures)
 
 
 def own(function: Callable[..., Any], args: Any, kwargs: Any) -> Any:
