@@ -44,7 +44,7 @@ import anyio
 
 from greenroom.plugins.answers import check_answer
 from greenroom.plugins.offloop import in_thread, is_async
-from greenroom.plugins.owners import Owner, contained, note, own, own_calls
+from greenroom.plugins.owners import Owner, contained, note
 
 PLUGIN_FAILURES = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
 """What a plugin raising is contained for: a plugin that exits or interrupts fails itself,
@@ -169,7 +169,7 @@ def _wrap_sync(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]
         record = _current.pass_
         if record is None:  # the hot path: a plain pluggy call
             try:
-                answer = check(own(function, args, kwargs))
+                answer = check(function(*args, **kwargs))
             except PLUGIN_FAILURES as exc:
                 contained(owner, exc)
                 return None
@@ -180,7 +180,7 @@ def _wrap_sync(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]
             return done[1]
         _current.pass_ = None  # a hook this one calls is a call of its own
         try:
-            answer = check(own(function, args, kwargs))
+            answer = check(function(*args, **kwargs))
         except PLUGIN_FAILURES as exc:
             contained(owner, exc)
             answer = None
@@ -200,8 +200,7 @@ def _wrap_async(function: Callable[..., Any], owner: Owner) -> Callable[..., Any
             # the bound is entered where the implementation starts, so its own cancel
             # scopes nest inside it however the passes resume it
             with anyio.fail_after(None if math.isinf(limit) else limit):
-                with own_calls():
-                    answer = check_answer(owner.hook, await function(*args, **kwargs))
+                answer = check_answer(owner.hook, await function(*args, **kwargs))
         except TimeoutError as exc:
             late = TimeoutError(f"did not finish within {limit:g} s (the agent's tool_timeout)")
             contained(owner, late if not exc.args else exc)

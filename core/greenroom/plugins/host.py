@@ -22,7 +22,7 @@ from greenroom import hookspecs
 from greenroom.failures import PluginHookError
 from greenroom.plugins.calling import call_in_passes, wrap
 from greenroom.plugins.offloop import is_async, runs_in_thread
-from greenroom.plugins.owners import Owner, attributing, collecting
+from greenroom.plugins.owners import Owner, attributing, collecting, collecting_now, own_calls
 
 if TYPE_CHECKING:
     from greenroom.plugins.discovery import PluginRecord
@@ -100,6 +100,12 @@ class PluginHost:
     async def call(self, hook_name: str, **kwargs: Any) -> Any:
         """Call a hook as pluggy does (a list of the non-None answers; for a firstresult
         hook the first one), awaiting async implementations in pluggy's order."""
+        if collecting_now():  # called from inside an implementation: a call of its own
+            with own_calls():
+                return await self._call(hook_name, kwargs)
+        return await self._call(hook_name, kwargs)
+
+    async def _call(self, hook_name: str, kwargs: Any) -> Any:
         caller = getattr(self.pm.hook, hook_name)
         if hook_name not in self._async_impls:
             return caller(**kwargs)  # the hot path: several hooks a step
@@ -119,24 +125,30 @@ class PluginHost:
         if not getattr(self.pm.hook, hook_name).get_hookimpls():
             return [], []  # the common case for many hooks: nothing to call, nothing to collect
         with collecting() as failures:
-            answers = await self.call(hook_name, **kwargs)
+            answers = await self._call(hook_name, kwargs)
         return list(answers or ()), failures
 
     async def call_attributed(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """Call a hook as ``call`` does, and return each non-None answer with the name of
         the plugin that gave it (in pluggy's order)."""
         with attributing() as answers:
-            await self.call(hook_name, **kwargs)
+            await self._call(hook_name, kwargs)
         return [(owner.plugin, a) for owner, a in answers if owner.hook == hook_name and a is not None]
 
     def call_each_sync(self, hook_name: str, **kwargs: Any) -> tuple[list[Any], list[PluginHookError]]:
         """``call_each`` for a hook whose implementations are all plain (events)."""
         with collecting() as failures:
-            answers = self.call_sync(hook_name, **kwargs)
+            answers = self._call_sync(hook_name, kwargs)
         return answers, failures
 
     def call_sync(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call a contribution hook outside the event loop; its implementations must not be async."""
+        if collecting_now():  # called from inside an implementation: a call of its own
+            with own_calls():
+                return self._call_sync(hook_name, kwargs)
+        return self._call_sync(hook_name, kwargs)
+
+    def _call_sync(self, hook_name: str, kwargs: Any) -> list[Any]:
         async_plugins = self._async_impls.get(hook_name)
         if async_plugins:
             raise PluginLoadError(

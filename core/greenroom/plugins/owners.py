@@ -4,7 +4,7 @@ named (``Owner.contain``), or collected for a call that must reach every impleme
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -90,11 +90,10 @@ class own_calls:
         _failures.reset(self._failures)
 
 
-def own(function: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-    if _failures.get() is None and _answers.get() is None:  # the hot path: nothing collects
-        return function(*args, **kwargs)
-    with own_calls():
-        return function(*args, **kwargs)
+def collecting_now() -> bool:
+    """Whether a call that collects failures or answers is in progress here (a hook called
+    now is called from inside one of its implementations)."""
+    return _failures.get() is not None or _answers.get() is not None
 
 
 def contained(owner: Owner, exc: BaseException) -> None:
