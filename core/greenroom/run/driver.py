@@ -250,7 +250,8 @@ class Run:
         error = first_error(exc)
         if isinstance(error, PluginHookError):
             log.debug("%s", error, exc_info=error.error)
-            self.ctx.emit(ev.PluginError.of(error, self.ctx.step))
+            with activate(self.ctx):  # observers get it with its run
+                self.ctx.emit(ev.PluginError.of(error, self.ctx.step))
         answer_open_calls(self.session.messages, "was not run: the run ended with an error")
         ctx = self.ctx
         outcome = RunOutcome(
