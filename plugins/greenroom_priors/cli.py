@@ -214,6 +214,13 @@ def import_(
     except OSError as exc:
         _fail(f"{file}: cannot read: {exc.strerror}")
         raise
+    except UnicodeDecodeError as exc:
+        name = "standard input" if str(file) == "-" else str(file)
+        _fail(
+            f"{name}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+            "priors import reads a JSON file written by 'priors export'"
+        )
+        raise
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

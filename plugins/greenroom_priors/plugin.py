@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Mapping
+from time import monotonic
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -28,7 +28,39 @@ from greenroom_priors.stores import absolutize, builtin_factories, describe, mer
 
 log = logging.getLogger("greenroom.priors")
 
-RETRY_AFTER = 30.0  # seconds a store that failed at run start is left alone
+RETRY_AFTER = 30.0  # seconds a store that failed is left alone
+
+# url -> (monotonic time before which it is not tried again, why it failed). Kept for the
+# process, not the runtime: every runtime a process builds pays one wait on a down store.
+_DOWN: dict[str, tuple[float, str]] = {}
+_DOWN_LOCK = threading.Lock()
+
+
+def down_reason(url: str) -> str | None:
+    """Why the store at ``url`` failed less than RETRY_AFTER seconds ago, else None."""
+    with _DOWN_LOCK:
+        until, reason = _DOWN.get(url, (0.0, ""))
+    return reason if monotonic() < until else None
+
+
+def mark_down(url: str, exc: BaseException) -> None:
+    with _DOWN_LOCK:
+        _DOWN[url] = (monotonic() + RETRY_AFTER, str(exc))
+
+
+def mark_up(url: str) -> None:
+    with _DOWN_LOCK:
+        _DOWN.pop(url, None)
+
+
+def forget_down_stores() -> None:
+    """Forget every failure (tests; a process that knows its stores are back)."""
+    with _DOWN_LOCK:
+        _DOWN.clear()
+
+
+def _not_retried(reason: str) -> StoreError:
+    return StoreError(f"{reason} (failed less than {RETRY_AFTER:g} s ago; not retried yet)")
 
 
 class PriorsPlugin(Plugin):
@@ -43,8 +75,6 @@ class PriorsPlugin(Plugin):
         self.config: PriorsConfig
         self._stores: dict[str, ProfileStore] = {}
         self._lock = threading.Lock()
-        self._down_until: dict[str, float] = {}
-        self._down_reason: dict[str, str] = {}
 
     @classmethod
     def config_schema(cls) -> dict[str, Any]:
@@ -119,27 +149,25 @@ class PriorsPlugin(Plugin):
         # tryfirst: deferred-tools and search-ranking read ctx.priors in their own RunStart,
         # and the host awaits this one before calling them. The read runs in a worker thread
         # so a slow database never blocks the event loop. A store that just failed is not
-        # retried for RETRY_AFTER seconds, so a down database does not stall every run start.
+        # retried for RETRY_AFTER seconds (by any runtime of this process, at run start or
+        # end), so a down database costs one wait, not one or two per run.
         priors = ctx.priors
         priors.default = self.config.default_prior
         agent = ctx.agent.id
         url_key = self.store_url(ctx) or ""
-        if time.monotonic() < self._down_until.get(url_key, 0.0):
-            self._degrade(
-                ctx,
-                StoreError(f"{self._down_reason[url_key]} (failed less than {RETRY_AFTER:g} s ago; not retried yet)"),
-            )
+        reason = down_reason(url_key)
+        if reason is not None:
+            self._degrade(ctx, _not_retried(reason))
             return
         try:
             store = await anyio.to_thread.run_sync(self.store, ctx)
             raw = await anyio.to_thread.run_sync(store.read, agent, KEY)
             doc = check_document(raw, f"{describe(store)}, agent {agent!r}") if raw is not None else None
         except Exception as exc:
-            self._down_until[url_key] = time.monotonic() + RETRY_AFTER
-            self._down_reason[url_key] = str(exc)
+            mark_down(url_key, exc)
             self._degrade(ctx, exc)
             return
-        self._down_until.pop(url_key, None)
+        mark_up(url_key)
         priors.p = probabilities(doc) if doc else {}
         priors.sessions = doc["sessions"] if doc else 0
         priors.loaded = True
@@ -157,6 +185,11 @@ class PriorsPlugin(Plugin):
         agent = ctx.agent.id
         now = utc_now()
         floor = self.config.min_smoothing
+        url_key = self.store_url(ctx) or ""
+        reason = down_reason(url_key)
+        if reason is not None:  # this run (or another, just now) already waited on it
+            self._trouble(ctx, "greenroom_run_end", "saving tool priors", _not_retried(reason))
+            return
 
         try:
             store = await anyio.to_thread.run_sync(self.store, ctx)
@@ -169,9 +202,10 @@ class PriorsPlugin(Plugin):
 
             saved = await anyio.to_thread.run_sync(store.update, agent, KEY, change)
         except Exception as exc:
+            mark_down(url_key, exc)
             self._trouble(ctx, "greenroom_run_end", "saving tool priors", exc)
             return
-        self._down_until.pop(self.store_url(ctx) or "", None)  # it works again
+        mark_up(url_key)  # it works again
         priors = ctx.priors
         priors.p = probabilities(check_document(saved, where))
         priors.sessions = int(saved["sessions"])
@@ -179,4 +213,4 @@ class PriorsPlugin(Plugin):
         ctx.emit(PriorsSaved(agent_id=agent, tools=len(priors.p), sessions=priors.sessions))
 
 
-__all__ = ["KEY", "PriorsPlugin", "StoreError"]
+__all__ = ["KEY", "RETRY_AFTER", "PriorsPlugin", "StoreError", "forget_down_stores"]

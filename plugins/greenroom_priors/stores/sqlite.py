@@ -16,8 +16,10 @@ Why it is safe:
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -112,6 +114,30 @@ class SqliteStore:
             raise self._corrupt(f"not a usable SQLite database ({exc})") from exc
 
     # ------------------------------------------------------------------ connection
+    def _check_kind(self) -> None:
+        """A FIFO or a device would hang the first read (or SQLite's open) forever: only a
+        regular file, or nothing yet, is a store. ``stat`` follows symlinks and never blocks."""
+        try:
+            mode = os.stat(self.path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot use the priors database: {exc.strerror}") from exc
+        if stat.S_ISREG(mode):
+            return
+        kinds = {
+            stat.S_ISFIFO: "a FIFO (named pipe)",
+            stat.S_ISCHR: "a character device",
+            stat.S_ISBLK: "a block device",
+            stat.S_ISSOCK: "a socket",
+            stat.S_ISDIR: "a directory",
+        }
+        kind = next((name for test, name in kinds.items() if test(mode)), "not a file")
+        raise StoreError(
+            f"{self.path}: not a regular file ({kind}); the priors store must be an SQLite file. "
+            f"Point [plugins.priors-persistence] store at a file path"
+        )
+
     def _check_header(self) -> None:
         try:
             with self.path.open("rb") as fh:
@@ -127,6 +153,7 @@ class SqliteStore:
         if self._conn is not None:
             return self._conn
         # look at the bytes first: sqlite3 would happily treat some garbage as a new database
+        self._check_kind()
         self._check_header()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

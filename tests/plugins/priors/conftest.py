@@ -16,10 +16,19 @@ from greenroom import AgentConfig, EventBus, Plugin, Runtime
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom_priors import MemoryStore, PriorsConfig, PriorsPlugin
+from greenroom_priors.plugin import forget_down_stores
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # for priors_testutil
 
 from priors_testutil import TOOLS, Events, postgres_url
+
+
+@pytest.fixture(autouse=True)
+def _no_remembered_store_failures() -> Iterator[None]:
+    """A store that failed is remembered for the process: not from one test to the next."""
+    forget_down_stores()
+    yield
+    forget_down_stores()
 
 
 @pytest.fixture
