@@ -1,5 +1,9 @@
-"""Where each tool starts, once per session: never_defer, the owner's policy, deferred
-groups, rules, the default mode, the activation thresholds and learned priors.
+"""Where each tool starts, once per session, in this order: never_defer, the owner's
+policy, rules, deferred groups, the default mode; then the activation thresholds; then
+learned priors, which start a tool eager when its use probability clears its breakeven,
+if it was deferred by default or as a tool of a deferred group (a group or MCP tool is
+then sent from the schema its catalog or listing cache holds, and its first call loads
+the group), never against a rule or the owner's ``always``.
 
 Pure: descriptors, config and priors in, one ``Placement`` per tool out.
 """
@@ -47,11 +51,11 @@ def initial(tool: ToolDescriptor, config: DeferredConfig, grouped: Collection[st
         return Placement("eager", PlacementSource.POLICY_NEVER, "policy never")
     if tool.deferrable == "always":
         return Placement("deferred", PlacementSource.POLICY_ALWAYS, "policy always")
+    rule = next((r for r in config.rules if matches(r.tool, name)), None)
+    if rule is not None:  # a rule names tools on purpose: it wins over their group's deferral
+        return Placement(rule.mode, PlacementSource.RULE, f"rule {rule.tool!r}")
     if name in grouped:
         return Placement("deferred", PlacementSource.GROUP, f"group {tool.group}")
-    rule = next((r for r in config.rules if matches(r.tool, name)), None)
-    if rule is not None:
-        return Placement(rule.mode, PlacementSource.RULE, f"rule {rule.tool!r}")
     return Placement(config.default_mode, PlacementSource.DEFAULT, "default")
 
 
@@ -90,7 +94,7 @@ def place(
         for d in would_defer:
             p = modes[d.name]
             prior = priors.p.get(d.name)
-            if prior is None or p.source.keeps_deferred:
+            if prior is None or not p.source.yields_to_priors:
                 continue
             c = cost(d, "tokens")
             be = breakeven(c.c, c.c_bar, config.retention.gamma)

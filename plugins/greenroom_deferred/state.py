@@ -40,9 +40,16 @@ class PlacementSource(enum.Enum):
 
     @property
     def keeps_deferred(self) -> bool:
-        """Whether this deferral stands whatever the thresholds and priors say: the
+        """Whether this deferral stands when the thresholds switch deferral off: the
         owner's ``always`` and the tools of deferred groups."""
         return self in (PlacementSource.POLICY_ALWAYS, PlacementSource.GROUP)
+
+    @property
+    def yields_to_priors(self) -> bool:
+        """Whether learned priors may start this deferred tool eager: a tool deferred by
+        default or as a tool of a deferred group (an MCP server's, say), never against a
+        rule or the owner's ``always``."""
+        return self in (PlacementSource.DEFAULT, PlacementSource.GROUP)
 
 
 @attrs.frozen

@@ -94,15 +94,19 @@ class Strategy:
         names = [*self.own, LOAD_TOOL] if ctx.groups else list(self.own)
         return [ctx.tools[n].descriptor for n in names if n in ctx.tools]
 
-    def eager_tools(self, st: DeferralState, request: RequestDraft) -> list[ToolDescriptor]:
+    def eager_tools(self, ctx: RunContext, st: DeferralState, request: RequestDraft) -> list[ToolDescriptor]:
         """The request's tools that are not deferred (a tool with no placement, one a group
-        loader added undeclared, is sent as is). Kept while the request starts with the
-        same tools and no placement changed: comparing two lists runs in C, filtering
-        100,000 tools in Python does not."""
+        loader added undeclared, is sent as is), then the eager tools of groups not loaded
+        yet, from their catalogs (learned priors may start one eager: its first call loads
+        the group). Kept while the request starts with the same tools and no placement
+        changed: comparing two lists runs in C, filtering 100,000 tools in Python does not."""
         given = request.base_tools  # the same object from step to step while nothing changed
         hit = self._eager.lookup((st, given), st.revision)
         if hit is None:
             out = [d for d in given if d.name not in OWN_TOOLS and not st.is_deferred(d.name)]
+            sent = {d.name for d in given}
+            waiting = [n for n, p in st.modes.items() if p.mode == "eager" and n not in sent and n not in OWN_TOOLS]
+            out += [d for d in (find_descriptor(ctx, n) for n in waiting) if d is not None]
             hit = (self._eager.put((st, given), out, st.revision),)
         return list(hit[0])
 
@@ -148,7 +152,11 @@ class Dispatch(Strategy):
     def shape(self, ctx: RunContext, st: DeferralState, request: RequestDraft) -> None:
         # computed on the session's first step and never again: the prefix stays the same bytes
         hit = self._sent.lookup((st,))
-        sent = hit[0] if hit is not None else self._sent.put((st,), self.eager_tools(st, request) + self.own_tools(ctx))
+        sent = (
+            hit[0]
+            if hit is not None
+            else self._sent.put((st,), self.eager_tools(ctx, st, request) + self.own_tools(ctx))
+        )
         request.tools = list(sent)
         if st.listing is None:
             st.listing = self.listing(ctx, st)
@@ -181,7 +189,7 @@ class Inject(Strategy):
 
     def shape(self, ctx: RunContext, st: DeferralState, request: RequestDraft) -> None:
         own = self.own_tools(ctx)
-        sent = self.eager_tools(st, request)
+        sent = self.eager_tools(ctx, st, request)
         # a session resumed in a new runtime has not re-run its group loaders yet: tools it
         # promoted from a group keep their place from the catalog, and the first call loads
         # the group implicitly (worked out again only when a placement or the catalog changed)
