@@ -17,10 +17,11 @@ call:
   ran answers from the pass's record instead of running again, wrappers keep their
   place, and the one that waited gives its outcome (its answer, or its exception, which
   pluggy then handles as it would any). Each implementation runs once, in pluggy's order,
-  and one finishes before the next starts; no thread is involved, so plugin code runs
-  where it would in a plain call;
-- *collected*: inside ``collecting``, a failure is recorded and the implementation answers
-  None (a failed wrapper passes the result through), so the others still run;
+  and one finishes before the next starts; an async implementation runs in the calling
+  task, where it would in a plain call;
+- *collected*: inside ``collecting`` (``greenroom.plugins.owners``), a failure is
+  recorded and the implementation answers None (a failed wrapper passes the result
+  through), so the others still run;
 - *bounded*: an implementation that waits is given the host's hook timeout; one that
   outlasts it is cancelled and fails, named like any other failure;
 - *off the event loop*: a plain implementation of a hook called during a run (``RUN_HOOKS``)
