@@ -19,7 +19,8 @@ import base64
 import re
 import threading
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 MASK = "***"
 # Very short values ("1", "on") are not secrets and would garble every message.
@@ -276,6 +277,25 @@ class Secrets:
         return f"Secrets({len(self)} known)"
 
 
+def mask_json(value: Any, mask: Callable[[str], str]) -> Any:
+    """``value`` (JSON-like) with ``mask`` applied to every string in it, keys included;
+    the same object when nothing changed."""
+    if isinstance(value, str):
+        masked = mask(value)
+        return value if masked == value else masked
+    if isinstance(value, dict):
+        items = [(mask_json(k, mask), mask_json(v, mask)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, (list, tuple)):
+        masked_items = [mask_json(v, mask) for v in value]
+        if all(m is v for m, v in zip(masked_items, value, strict=True)):
+            return value
+        return type(value)(masked_items)
+    return value
+
+
 _known = Secrets()  # secret wherever they appear: API keys (``remember_secrets``)
 
 __all__ = [
@@ -283,6 +303,7 @@ __all__ = [
     "Redactor",
     "Secrets",
     "add_header",
+    "mask_json",
     "public_url",
     "redact_known",
     "remember_secrets",

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from greenroom._support.redact import mask_json
 from greenroom.mcp.sdk import mcp_types
 from greenroom.tools import ToolResult
 
@@ -38,24 +39,11 @@ def masked(result: ToolResult, redact: Callable[[str], str]) -> ToolResult:
     the strings of the structured content (keys included), and the text of the content
     blocks passed on to a gateway's clients. Binary blocks (images, audio) stay as sent."""
     content = redact(result.content)
-    structured = _masked_value(result.structured, redact)
-    if structured == result.structured:
-        structured = result.structured
+    structured = mask_json(result.structured, redact)
     blocks = tuple(_masked_block(b, redact) for b in result.blocks) if result.blocks is not None else None
     if content == result.content and structured is result.structured and blocks == result.blocks:
         return result
     return attrs.evolve(result, content=content, structured=structured, blocks=blocks)
-
-
-def _masked_value(value: Any, redact: Callable[[str], str]) -> Any:
-    """``value`` (JSON-like) with ``redact`` applied to every string in it."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {_masked_value(k, redact): _masked_value(v, redact) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_masked_value(v, redact) for v in value)
-    return value
 
 
 def _masked_block(block: Any, redact: Callable[[str], str]) -> Any:

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import anyio
 import attrs
 
 from greenroom import events as ev
 from greenroom._support.arguments import nested_too_deeply, too_deep_message, within_bounds
+from greenroom._support.redact import mask_json
 from greenroom.failures import PluginHookError, first_error
 from greenroom.models import Message, ToolCall
 from greenroom.run.context import RunContext
@@ -240,7 +241,7 @@ class ToolCalls:
         if not secrets:
             return result
         masked = secrets.mask(result.content)
-        structured = _mask_json(result.structured, secrets.mask)
+        structured = mask_json(result.structured, secrets.mask)
         if masked != result.content or structured is not result.structured:
             # the source's own blocks may hold it too: only the masked forms go on
             result = attrs.evolve(result, content=masked, blocks=None, structured=structured)
@@ -295,25 +296,6 @@ def _unknown_tool_message(ctx: RunContext, name: str) -> str:
     if len(catalog) <= 30:
         msg += f" Available tools: {', '.join(sorted(d.name for d in catalog))}."
     return msg
-
-
-def _mask_json(value: Any, mask: Callable[[str], str]) -> Any:
-    """``value`` (JSON-like) with ``mask`` applied to every string in it, keys included;
-    the same object when nothing changed."""
-    if isinstance(value, str):
-        masked = mask(value)
-        return value if masked == value else masked
-    if isinstance(value, dict):
-        items = [(_mask_json(k, mask), _mask_json(v, mask)) for k, v in value.items()]
-        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
-            return value
-        return dict(items)
-    if isinstance(value, (list, tuple)):
-        masked_items = [_mask_json(v, mask) for v in value]
-        if all(m is v for m, v in zip(masked_items, value, strict=True)):
-            return value
-        return type(value)(masked_items)
-    return value
 
 
 def answer_open_calls(messages: list[Message], why: str) -> None:
