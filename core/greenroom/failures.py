@@ -11,6 +11,14 @@ if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
 
+EXITS: tuple[type[BaseException], ...] = (SystemExit, KeyboardInterrupt, GeneratorExit)
+"""What a plugin or a tool may raise to leave rather than fail: from either, a failure of
+its own (real Ctrl-C reaches greenroom through signal handlers, not plugin or tool code)."""
+
+CONTAINED: tuple[type[BaseException], ...] = (Exception, *EXITS)
+"""Everything a plugin's hook, import or constructor, or a tool, is contained for: it fails
+itself, never the run or the process. Cancellation is not among them."""
+
 MESSAGE_CHARS = 2_000
 """Most characters of an exception's own text a report quotes."""
 

@@ -43,14 +43,10 @@ from typing import Any
 
 import anyio
 
+from greenroom.failures import CONTAINED
 from greenroom.plugins.answers import check_answer
 from greenroom.plugins.offloop import in_thread, is_async
 from greenroom.plugins.owners import Owner, contained, note
-
-PLUGIN_FAILURES = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
-"""What a plugin raising is contained for: a plugin that exits or interrupts fails itself,
-never the process (real Ctrl-C reaches greenroom through signal handlers, not a hook)."""
-
 
 Outcome = tuple[bool, Any]
 """How an implementation ended: (True, its answer) or (False, the exception it raised)."""
@@ -171,7 +167,7 @@ def _wrap_sync(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]
         if record is None:  # the hot path: a plain pluggy call
             try:
                 answer = check(function(*args, **kwargs))
-            except PLUGIN_FAILURES as exc:
+            except CONTAINED as exc:
                 contained(owner, exc)
                 return None
             note(owner, answer)
@@ -182,7 +178,7 @@ def _wrap_sync(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]
         _current.pass_ = None  # a hook this one calls is a call of its own
         try:
             answer = check(function(*args, **kwargs))
-        except PLUGIN_FAILURES as exc:
+        except CONTAINED as exc:
             contained(owner, exc)
             answer = None
         finally:
@@ -211,7 +207,7 @@ def _wrap_async(function: Callable[..., Any], owner: Owner) -> Callable[..., Any
                 raise
             contained(owner, exc)
             return None
-        except PLUGIN_FAILURES as exc:
+        except CONTAINED as exc:
             contained(owner, exc)
             return None
         note(owner, answer)
@@ -311,7 +307,7 @@ class _WrapperSteps(Generator[None, object, object]):
             return None
         except StopIteration:
             raise
-        except PLUGIN_FAILURES as exc:
+        except CONTAINED as exc:
             if exc is thrown:
                 raise  # passed through: not this wrapper's failure
             contained(self._owner, exc)

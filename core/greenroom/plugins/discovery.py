@@ -22,8 +22,8 @@ import attrs
 import pluggy
 
 from greenroom import hookspecs
+from greenroom.failures import CONTAINED, exception_text
 from greenroom.failures import PluginHookError as PluginHookError  # re-exported: it was defined here before
-from greenroom.failures import exception_text
 from greenroom.plugins.checks import (
     FailureKind,
     Problem,
@@ -155,7 +155,7 @@ class PluginStartError(PluginLoadError):
 def _load(ep: md.EntryPoint) -> type[Plugin] | Problem:
     try:
         obj = ep.load()
-    except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+    except CONTAINED as exc:
         # anything a broken distribution raises while importing, an exit too: it fails itself
         return Problem(FailureKind.IMPORT, f"{type(exc).__name__}: {exception_text(exc)}")
     if isinstance(obj, type) and not issubclass(obj, Plugin):
@@ -282,7 +282,7 @@ def start(record: PluginRecord, config: Any = None) -> Plugin:
         raise PluginStartError(record.name, record.failure)
     try:
         return record.cls(config)
-    except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+    except CONTAINED as exc:
         problem = Problem(FailureKind.START, f"the constructor raised {type(exc).__name__}: {exception_text(exc)}")
         raise PluginStartError(record.name, LoadFailure(record.label, record.entry_point, (problem,))) from exc
 

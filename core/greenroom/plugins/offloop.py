@@ -11,6 +11,8 @@ from typing import Any
 
 import anyio.to_thread
 
+from greenroom.failures import EXITS
+
 RUN_HOOKS = frozenset(
     {
         "greenroom_run_start",
@@ -47,7 +49,7 @@ def in_thread(function: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any,
     def in_worker(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
-        except (SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+        except EXITS as exc:
             # carried across as an Exception: the event loop would take these as its own
             raise _Exited(exc) from exc
 

@@ -31,7 +31,7 @@ import attrs
 from greenroom import events as ev
 from greenroom._support.arguments import nested_too_deeply, too_deep_message, within_bounds
 from greenroom._support.redact import mask_json
-from greenroom.failures import PluginHookError, first_error
+from greenroom.failures import CONTAINED, PluginHookError, first_error
 from greenroom.models import Message, ToolCall
 from greenroom.run.context import RunContext
 from greenroom.run.limits import bound_result
@@ -226,7 +226,7 @@ class ToolCalls:
             raise
         except PluginHookError as exc:  # a hook the tool reached through ctx.run (a search)
             return self._contain(ctx, call, [exc], f"tool {call.name!r} failed")
-        except (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
+        except CONTAINED as exc:
             # SystemExit too: a tool wrapping a command line (argparse, sys.exit) ends its own
             # call, not greenroom (from a worker thread it would leave the process hanging);
             # a KeyboardInterrupt or GeneratorExit a tool raises is its failure, not Ctrl-C
