@@ -122,7 +122,7 @@ class PluginHost:
     async def call_each(self, hook_name: str, **kwargs: Any) -> tuple[list[Any], list[PluginHookError]]:
         """Call every implementation even when some fail (a hook every plugin must see, such
         as RunEnd): the answers of those that did not fail, and the failures."""
-        if not getattr(self.pm.hook, hook_name).get_hookimpls():
+        if not self.has_impls(hook_name):
             return [], []  # the common case for many hooks: nothing to call, nothing to collect
         with collecting() as failures:
             answers = await self._call(hook_name, kwargs)
