@@ -31,9 +31,11 @@ import pluggy
 if TYPE_CHECKING:
     import typer
 
+    from greenroom.config import ConfigError, RuntimeConfig
     from greenroom.events import Event
     from greenroom.models import ModelResponse, ProviderFactory, RequestDraft, ToolCall, ToolPlacement
     from greenroom.run.context import Decision, RunContext, RunOutcome
+    from greenroom.runtime import Runtime
     from greenroom.search import Ranking, ScoredTool, SearchQuery
     from greenroom.state import StateRegistry
     from greenroom.tools import Tool, ToolDescriptor, ToolResult
@@ -284,6 +286,35 @@ def greenroom_search_tools(
     wins; wrap it (``hookwrapper=True`` or ``wrapper=True``) to re-rank or override.
 
     A failure is contained as for ``greenroom_rank_tools``.
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Checking: what plugins tell ``greenroom config check`` about a config file.
+# --------------------------------------------------------------------------------------
+
+
+@hookspec
+def greenroom_check_config(config: RuntimeConfig, runtime: Runtime) -> Iterable[ConfigError] | None:
+    """Report what is wrong with this plugin's own part of a config, found without a run.
+
+    Called once by ``greenroom config check``, with or without ``--connect`` (then before
+    RunStart), after the runtime was built from ``config`` as a run would build it: the
+    plugin's section is already validated against its schema and is the plugin's
+    ``self.config``. No run has started; a plugin may ask the contribution hooks it
+    declared through ``runtime.host.call_sync`` (which stores, say, are installed), and
+    should open nothing outside the process: that is what RunStart does under
+    ``--connect``. ``greenroom run`` does not call it. A plain ``def`` runs where it is
+    called; an ``async def`` is awaited, bounded by the agent's ``tool_timeout``.
+
+    Return the problems as ``ConfigError(message, path="plugins.<name>.<key>")``, one each,
+    or None when all is well. Each is an error of the check (exit 2) at its dotted
+    ``path`` and in its ``file``: when the error gives no file, the file that set
+    ``path`` (else the last file read); when it gives no path, ``plugins.<name>``.
+
+    If it fails (a raise, or an answer that is not an iterable of ``ConfigError``), that
+    is an error of the check naming the plugin, its distribution and the hook, at
+    ``plugins.<name>``, and the other plugins' checks still run.
     """
 
 

@@ -18,13 +18,20 @@ from typing import Any, ClassVar
 import anyio.to_thread
 
 import greenroom_priors.hookspecs
-from greenroom import Plugin, PluginWarning, RunContext, RunOutcome, hookimpl
+from greenroom import ConfigError, Plugin, PluginWarning, RunContext, RunOutcome, Runtime, hookimpl
 from greenroom_priors.config import PriorsConfig, config_schema
 from greenroom_priors.events import PriorsLoaded, PriorsSaved
 from greenroom_priors.ewma import Observation, check_document, fold_document, probabilities, utc_now
 from greenroom_priors.keys import KEY, NAME, STORE_KEY
 from greenroom_priors.store import ProfileStore, StoreError, StoreFactory
-from greenroom_priors.stores import absolutize, builtin_factories, describe, merge_factories, open_store
+from greenroom_priors.stores import (
+    absolutize,
+    builtin_factories,
+    describe,
+    merge_factories,
+    open_store,
+    unknown_scheme,
+)
 
 log = logging.getLogger("greenroom.priors")
 
@@ -91,6 +98,19 @@ class PriorsPlugin(Plugin):
         from greenroom_priors.cli import priors_app
 
         app.add_typer(priors_app, name="priors")
+
+    @hookimpl
+    def greenroom_check_config(self, runtime: Runtime) -> list[ConfigError]:
+        # `greenroom config check`: a store URL whose scheme no plugin of this runtime
+        # provides fails every run; say so now, without opening the store
+        url = self.config.store
+        if url is None:
+            return []
+        try:
+            problem = unknown_scheme(url, merge_factories(runtime.host.call_sync("greenroom_profile_stores")))
+        except StoreError as exc:  # no scheme at all: the section's schema refuses it first
+            problem = str(exc)
+        return [] if problem is None else [ConfigError(problem, path=STORE_KEY)]
 
     # ------------------------------------------------------------------ stores
     def store_url(self, ctx: RunContext) -> str | None:

@@ -340,14 +340,15 @@ def test_connect_opens_stores_through_the_plugins(tmp_path: Path, monkeypatch: p
     assert code == 1 and f"unreachable: {cfg}: plugins.priors-persistence: " in out and str(store) in out, out
     assert store.read_bytes() == b"not a database" * 100  # and never rewrites one
     cfg.write_text(cfg.read_text().replace(f"sqlite://{store}", "nosuchscheme://db"))
-    assert cli("config", "check", str(cfg))[0] == 0
+    code, out = cli("config", "check", str(cfg))  # a scheme no plugin provides: wrong without connecting
+    assert code == 2 and f"error: {cfg}: plugins.priors-persistence.store: " in out, out
     code, out = cli("config", "check", str(cfg), "--connect")
-    assert code == 1, out
+    assert code == 2, out
     assert f"unreachable: {cfg}: plugins.priors-persistence: greenroom_run_start: " in out
     assert "no profile store handles nosuchscheme:// URLs" in out
     cfg.write_text(cfg.read_text() + 'on_store_error = "raise"\n')
     code, out = cli("config", "check", str(cfg), "--connect")
-    assert code == 1 and f"unreachable: {cfg}: plugins.priors-persistence: " in out, out
+    assert code == 2 and f"unreachable: {cfg}: plugins.priors-persistence: " in out, out
 
 
 def test_no_model_is_ever_called(tmp_path: Path) -> None:

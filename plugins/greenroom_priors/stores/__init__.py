@@ -36,6 +36,19 @@ def merge_factories(answers: Iterable[Mapping[str, StoreFactory] | None]) -> dic
     return out
 
 
+def unknown_scheme(url: str, factories: Mapping[str, StoreFactory]) -> str | None:
+    """Why ``url`` names a store no plugin provides, naming the schemes that exist
+    (sorted); None when one provides it."""
+    scheme = scheme_of(url)
+    if scheme in factories:
+        return None
+    known = ", ".join(sorted(factories)) or "none"
+    return (
+        f"no installed and enabled plugin provides a {scheme!r} profile store (schemes: {known}); "
+        "use one of these, or install and enable the plugin that provides it"
+    )
+
+
 def absolutize(url: str, base_dir: str | Path | None) -> str:
     """Resolve a relative ``sqlite://`` path against ``base_dir`` (the config's folder)."""
     if scheme_of(url) != "sqlite" or base_dir is None:
@@ -72,4 +85,5 @@ __all__ = [
     "merge_factories",
     "open_store",
     "redact",
+    "unknown_scheme",
 ]
