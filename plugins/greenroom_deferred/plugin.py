@@ -90,8 +90,10 @@ class DeferredToolsPlugin(Plugin):
     @hookimpl
     def greenroom_cli_commands(self, app: typer.Typer) -> None:
         from greenroom_deferred.bench.cli import bench_app  # typer and rich load only for the CLI
+        from greenroom_deferred.eval.cli import HELP, eval_command
 
         app.add_typer(bench_app, name="bench")
+        app.command("eval", help=HELP)(eval_command)
 
     @hookimpl
     def greenroom_inspect_tools(self, ctx: RunContext) -> Mapping[str, ToolPlacement] | None:

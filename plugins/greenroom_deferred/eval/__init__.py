@@ -1,0 +1,9 @@
+"""Task-level evaluation (``greenroom eval``): what deferral and learned priors are worth
+in tasks, on your own model and tools.
+
+``tasks`` reads task files and draws the session stream; ``arms`` writes each arm's
+config; ``agent`` is the simulated agent (with ``matching`` and ``instances``);
+``record`` watches each run and answers catalog tools; ``runner`` runs an arm's
+sessions, resumably; ``plan`` ties them together (``evaluate``); ``report`` prints, and
+``cli`` is the command. Nothing is imported here, so the CLI pays only for what runs.
+"""

@@ -1,0 +1,114 @@
+"""``greenroom eval``, which the deferred-tools plugin adds to the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from greenroom_deferred.eval.arms import ARMS, DEFAULT_ARMS
+
+DEFAULTS = ", ".join(DEFAULT_ARMS)
+
+HELP = (
+    "Task-level evaluation: run the tasks under several arms (all-eager, dispatch, inject, "
+    "native, with or without learned priors) and compare task success, searches, tokens and cost."
+)
+
+
+def eval_command(
+    config: Annotated[Path | None, typer.Argument(help="Config file to evaluate (or give --tools).")] = None,
+    tasks: Annotated[Path, typer.Option(help="Task file: one {query, gold[, id, check]} a line.")] = Path(
+        "tasks.jsonl"
+    ),
+    tools: Annotated[Path | None, typer.Option(help="A bare tool catalog (JSON/JSONL) instead of a config.")] = None,
+    agent: Annotated[str, typer.Option(help="simulated (no key) or model (the config's model).")] = "simulated",
+    model: Annotated[str | None, typer.Option(help="Model spec for --tools with --agent model.")] = None,
+    arms: Annotated[
+        str | None, typer.Option(help=f"Comma-separated, of {', '.join(ARMS)}; default {DEFAULTS}.")
+    ] = None,
+    sessions: Annotated[int, typer.Option(help="Sessions per arm.")] = 200,
+    pool: Annotated[int, typer.Option(help="Distinct tasks the sessions draw from.")] = 40,
+    zipf: Annotated[float, typer.Option(help="Zipf exponent of the task mix (0: uniform).")] = 1.1,
+    seed: Annotated[int, typer.Option(help="Seed of the task mix.")] = 7,
+    max_steps: Annotated[int | None, typer.Option(help="Model calls per session at most.")] = None,
+    price: Annotated[str, typer.Option(help="Price table for session cost.")] = "anthropic:claude-sonnet-4.5",
+    concurrency: Annotated[int, typer.Option(help="Sessions at once against a real model.")] = 4,
+    out: Annotated[Path, typer.Option(help="Folder for results (resumed when run again).")] = Path("greenroom-eval"),
+    fresh: Annotated[bool, typer.Option(help="Forget results already in --out.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    plot: Annotated[Path | None, typer.Option(help="Write a PNG of the learning curves.")] = None,
+) -> None:
+    """Run tasks under several arms and compare them (see docs/eval.md)."""
+    # rich and the runtime load only when the command runs, not at CLI start-up
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from greenroom import ConfigError
+    from greenroom_deferred.bench.report import plot_unavailable
+    from greenroom_deferred.eval.arms import ArmError, parse_arms
+    from greenroom_deferred.eval.plan import Target, evaluate
+    from greenroom_deferred.eval.report import plot_curves, print_report
+    from greenroom_deferred.eval.runner import EvalError
+    from greenroom_deferred.eval.tasks import Mix, TaskFileError
+
+    err = Console(stderr=True)
+    missing = plot_unavailable() if plot else None
+    if agent not in ("simulated", "model"):
+        _fail(f"--agent must be simulated or model, not {agent!r}")
+    if missing:
+        _fail(missing)
+    if sessions < 1 or pool < 1 or zipf < 0:
+        _fail("--sessions and --pool must be at least 1, --zipf at least 0")
+    try:
+        chosen = parse_arms(arms)
+        target = Target(config=config, tools=tools, model=model)
+    except (ArmError, EvalError) as exc:
+        _fail(str(exc))
+    counts: dict[str, list[int]] = {}
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    ) as bar:
+        ids = {a.name: bar.add_task(a.name, total=sessions) for a in chosen}
+
+        def progress(arm: str, result: Any) -> None:
+            done = counts.setdefault(arm, [0, 0])
+            done[0] += 1
+            done[1] += int(result.success)
+            bar.update(ids[arm], advance=1, description=f"{arm} · {done[1] / done[0]:.0%} done")
+
+        try:
+            report = evaluate(
+                target,
+                tasks,
+                chosen,
+                Mix(sessions=sessions, pool=pool, zipf=zipf, seed=seed),
+                out,
+                agent="simulated" if agent == "simulated" else "model",
+                price=price,
+                concurrency=concurrency,
+                max_steps=max_steps,
+                fresh=fresh,
+                progress=progress,
+            )
+        except (EvalError, TaskFileError, ConfigError) as exc:
+            bar.stop()
+            _fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+    else:
+        print_report(Console(), report, f"{target.label} · {sessions} sessions · agent {agent}")
+    if plot:
+        plot_curves(report, plot, f"{target.label}: {sessions} sessions, agent {agent}")
+
+
+def _fail(message: str) -> Any:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)

@@ -1,0 +1,107 @@
+"""``greenroom eval`` against a real provider client: the OpenAI SDK talking to the fake
+OpenAI-compatible server. Two arms run; each arm's tokens are exactly the usage the
+server reported for that arm's requests, and its cost is billed from that usage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fake_llm_server import OPENAI_KEY_ENV, FakeLLMServer, Recorded, Reply, chat_completion, openai_tool_call
+
+from greenroom_deferred.bench.costing import DEFAULT_PRICES
+from greenroom_deferred.eval.arms import parse_arms
+from greenroom_deferred.eval.plan import Target, evaluate
+from greenroom_deferred.eval.tasks import Mix
+
+TOOLS = [
+    ("getWeatherForecast", "Get the weather forecast for a city"),
+    *[(f"manageInventoryItem{i}", f"Manage warehouse stock record number {i}") for i in range(30)],
+]
+PRICE = "openai:gpt-5"
+
+
+def write_files(tmp_path: Path, server: FakeLLMServer) -> tuple[Path, Path]:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    lines = [json.dumps({"name": n, "description": d, "parameters": schema}) for n, d in TOOLS]
+    (tmp_path / "tools.jsonl").write_text("\n".join(lines) + "\n")
+    config = tmp_path / "agent.toml"
+    config.write_text(
+        f"""
+[agent]
+model = "openai:test-model"
+max_steps = 6
+
+[model]
+base_url = "{server.url}/v1"
+api_key_env = "{OPENAI_KEY_ENV}"
+
+[tools]
+catalogs = ["tools.jsonl"]
+"""
+    )
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "w", "query": "Weather in Paris?", "gold": ["getWeatherForecast"]}) + "\n")
+    return config, tasks
+
+
+class Model:
+    """Finds the weather tool (directly, or by search and dispatch), calls it, answers;
+    reports prompt tokens from the size of each request, and remembers them per arm."""
+
+    def __init__(self) -> None:
+        self.reported: dict[str, list[tuple[int, int]]] = {"all-eager": [], "dispatch": []}
+
+    def __call__(self, rec: Recorded) -> Reply:
+        body = rec.body
+        names = {t["function"]["name"] for t in body.get("tools", [])}
+        results = [m for m in body["messages"] if m["role"] == "tool"]
+        arm = "dispatch" if "ToolSearch" in names else "all-eager"
+        prompt, cached = len(rec.raw) // 4, 64 * len(results)
+        self.reported[arm].append((prompt, cached))
+        step = len(results)
+        if arm == "all-eager" and step == 0:
+            calls = [openai_tool_call("c0", "getWeatherForecast", '{"city": "Paris"}')]
+        elif arm == "dispatch" and step == 0:
+            calls = [openai_tool_call("c0", "ToolSearch", '{"query": "weather forecast"}')]
+        elif arm == "dispatch" and step == 1:
+            args = json.dumps({"tool_name": "getWeatherForecast", "arguments": {"city": "Paris"}})
+            calls = [openai_tool_call("c1", "deferred_tool_call", args)]
+        else:
+            return Reply(body=chat_completion("Sunny.", prompt_tokens=prompt, cached_tokens=cached))
+        return Reply(body=chat_completion(None, calls, prompt_tokens=prompt, cached_tokens=cached))
+
+
+def test_eval_reports_the_usage_the_provider_counted(server: FakeLLMServer, tmp_path: Path) -> None:
+    config, tasks = write_files(tmp_path, server)
+    model = Model()
+    server.responder = model
+    report = evaluate(
+        Target(config=config),
+        tasks,
+        parse_arms("all-eager,dispatch"),
+        Mix(sessions=3, pool=1, zipf=1.0, seed=1),
+        tmp_path / "out",
+        agent="model",
+        price=PRICE,
+        concurrency=2,
+    )
+    arms = {a["name"]: a for a in report["arms"]}
+    price = DEFAULT_PRICES[PRICE]
+    for name, arm in arms.items():
+        reported = model.reported[name]
+        assert arm["success"] == 1.0
+        assert arm["sessions"] == 3
+        assert arm["input_tokens_per_session"] * 3 == sum(p for p, _ in reported)
+        # billed from the provider's usage: cached tokens at the cache price, the rest at input
+        expected: Any = (
+            sum((p - c) * price.input + c * price.cache_read + 10 * price.output for p, c in reported) / 1_000_000
+        )
+        assert abs(arm["cost_per_session"] * 3 - expected) < 1e-12
+    assert len(model.reported["all-eager"]) == 3 * 2  # a call, then the answer
+    assert len(model.reported["dispatch"]) == 3 * 3  # a search, a dispatched call, the answer
+    assert arms["dispatch"]["searches_per_session"] == 1
+    assert arms["dispatch"]["tokens_ratio"] == (
+        arms["dispatch"]["input_tokens_per_session"] / arms["all-eager"]["input_tokens_per_session"]
+    )
