@@ -24,6 +24,7 @@ shapes what the client is offered. ``ctx.kind`` says which.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 import pluggy
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
     from greenroom.config import ConfigError, RuntimeConfig
     from greenroom.events import Event
+    from greenroom.mcp.observe import McpRequest
     from greenroom.models import ModelResponse, ProviderFactory, RequestDraft, ToolCall, ToolPlacement
     from greenroom.run.context import Decision, RunContext, RunOutcome
     from greenroom.runtime import Runtime
@@ -249,6 +251,40 @@ def greenroom_event(ctx: RunContext | None, event: Event) -> None:
     Every implementation is called even when one fails: a failure is logged and
     reported to the runtime's event listeners as a ``PluginError`` (not to this hook
     again), and the run goes on.
+    """
+
+
+# --------------------------------------------------------------------------------------
+# MCP requests: around each request to an upstream server, and from a gateway client.
+# --------------------------------------------------------------------------------------
+
+
+@hookspec
+def greenroom_mcp_request(ctx: RunContext, request: McpRequest) -> AbstractContextManager[object] | None:
+    """Observe a request greenroom sends to an upstream MCP server (``tools/call``).
+
+    Called once per request, in the task of the run's tool call, right before it is
+    sent. Return a context manager (or None): greenroom enters it, sends the request, sets
+    ``request.is_error`` / ``request.error_type``, then exits it. What it adds to
+    ``request.meta`` on entering is sent as the request's ``params._meta`` (a tracer's
+    W3C ``traceparent``). It must be a plain ``def`` and return at once.
+
+    A failure (a raise, an answer that is not a context manager, a manager that fails to
+    enter or exit) is logged and that answer left out; the request goes on.
+    """
+
+
+@hookspec
+def greenroom_serve_request(request: McpRequest) -> AbstractContextManager[object] | None:
+    """Observe a request a client sends to ``greenroom serve`` (``tools/call``,
+    ``tools/list``, prompts and resources).
+
+    Called once per request as the gateway starts handling it, with the client's
+    ``params._meta`` as ``request.meta`` and, over HTTP, its headers. Return a context
+    manager (or None): greenroom enters it in the task that handles the request (a
+    tracer's server span can be made current there, so what the request runs is inside
+    it), and exits it when the answer is ready. It must be a plain ``def`` and return at
+    once. A failure is contained as for ``greenroom_mcp_request``.
     """
 
 

@@ -4,8 +4,9 @@
 its events). The kit holds the helpers behind greenroom's own plugins: token counts of
 definitions and their per-catalog costs, memos and on-disk caches keyed by a catalog's
 digest, the query grammar's pieces, tool-name globs, safe files, bounded JSON arguments,
-the CLI's live view. They are public and kept stable like the rest, but a plugin needs
-none of them to work. Names load on first use, like ``greenroom``'s.
+the CLI's live view, and ``McpRequest`` (what the MCP request hooks are given). They are
+public and kept stable like the rest, but a plugin needs none of them to work. Names load
+on first use, like ``greenroom``'s.
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ if TYPE_CHECKING:
     from greenroom._support.globs import matches_any as matches_any
     from greenroom._support.memo import IdentityMemo as IdentityMemo
     from greenroom._support.redact import public_url as public_url
+    from greenroom._support.redact import redact_known as redact_known
     from greenroom._support.storage import FileInUse as FileInUse
     from greenroom._support.storage import state_dir as state_dir
     from greenroom._support.storage import write_json_atomic as write_json_atomic
     from greenroom.cli.live import LiveView as LiveView
+    from greenroom.mcp.observe import McpRequest as McpRequest
     from greenroom.search import keyword_search as keyword_search
     from greenroom.search import normalize_term as normalize_term
     from greenroom.search import passes_required as passes_required
@@ -93,6 +96,8 @@ _EXPORTS: dict[str, str] = {
     "use_digest_cache": "greenroom._support.digest_cache",
     "held_session": "greenroom.session",
     "public_url": "greenroom._support.redact",
+    "McpRequest": "greenroom.mcp.observe",
+    "redact_known": "greenroom._support.redact",
 }
 """Every kit name -> the module that defines it (``module:attribute`` when renamed)."""
 

@@ -181,14 +181,20 @@ class McpServer:
         return self.tools()
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any], *, timeout: float | None = None, progress: Progress | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        progress: Progress | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> ToolResult:
         """Call the server's tool ``name`` (its MCP name). Never raises for server faults:
         they come back as error results. The server's progress notifications go to
-        ``progress``, in the caller's event loop."""
-        limit = self.config.timeout if timeout is None else timeout
+        ``progress``, in the caller's event loop; ``meta`` is sent as ``params._meta``."""
+        limit, sent = self.config.timeout if timeout is None else timeout, dict(meta) if meta else None
         try:
-            return await self._host.call(self._call, name, dict(arguments), limit, in_caller_loop(progress))
+            return await self._host.call(self._call, name, dict(arguments), limit, in_caller_loop(progress), sent)
         except anyio.get_cancelled_exc_class():
             # The caller gave up (its own timeout): the server may be hung. Marked here and
             # now, because the host loop hears of it later than the next call may ask for
@@ -313,7 +319,9 @@ class McpServer:
         assert init is not None
         self._set_listing(await list_server(conn.session, init))
 
-    async def _call(self, name: str, arguments: dict[str, Any], timeout: float, progress: Any = None) -> ToolResult:
+    async def _call(
+        self, name: str, arguments: dict[str, Any], timeout: float, progress: Any = None, meta: Any = None
+    ) -> ToolResult:
         label = f"MCP server {self.name!r}"
         try:
             conn = await self._ensure_connected()
@@ -322,7 +330,7 @@ class McpServer:
         assert conn.session is not None
         try:
             with anyio.fail_after(timeout):
-                result = await conn.session.call_tool(name, arguments, progress_callback=progress)
+                result = await conn.session.call_tool(name, arguments, progress_callback=progress, meta=meta)
         except TimeoutError:
             conn.suspect = True
             return ToolResult.error(

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from greenroom.mcp.listing import McpToolSpec
+from greenroom.mcp.observe import McpRequest, observed, run_hook
 from greenroom.tools import ToolCallContext, ToolDescriptor, ToolResult
 
 if TYPE_CHECKING:
@@ -49,7 +50,16 @@ class McpTool:
         return self.spec.name
 
     async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> ToolResult:
-        return await self.server.call_tool(self.spec.name, args, progress=ctx.progress)
+        """The call, observed by ``greenroom_mcp_request`` (what it adds to ``_meta`` is sent)."""
+        request = McpRequest(
+            "tools/call", self.spec.name, server=self.server.name, tool=ctx.tool_name, call_id=ctx.call_id
+        )
+        with observed(run_hook("greenroom_mcp_request", request), request):
+            result = await self.server.call_tool(self.spec.name, args, progress=ctx.progress, meta=request.meta)
+            request.is_error = result.is_error
+            if result.is_error:
+                request.error_type = "tool_error"
+        return result
 
     def __repr__(self) -> str:
         return f"<mcp tool {self._descriptor.name} ({self.server.name}/{self.spec.name})>"

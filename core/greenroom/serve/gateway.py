@@ -6,16 +6,19 @@ the one runtime (its upstream connections, its plugins, what they learn). ``tool
 is the tools the client's current step would send a model; a call goes through
 greenroom's call path and its result keeps the upstream content as it was sent. When a
 call changes the tools (a strategy that adds the tools a search found), the client is
-told with ``notifications/tools/list_changed``.
+told with ``notifications/tools/list_changed``. Each request is observed by the plugins'
+``greenroom_serve_request`` (a tracer's server span) in the task that handles it.
 """
 
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from greenroom.mcp.observe import McpRequest, header_map, observed
 from greenroom.mcp.sdk import mcp_types
 from greenroom.serve.client import ClientRun
 from greenroom.serve.results import to_call_result, to_mcp_tool
@@ -85,22 +88,43 @@ class Gateway:
         except Exception:  # one client's end never stops the others' or the gateway's
             log.warning("ending a client's run failed", exc_info=True)
 
+    def observed(
+        self, ctx: ServerRequestContext[Any, Any], method: str, name: str | None = None
+    ) -> AbstractContextManager[McpRequest]:
+        """The request as ``greenroom_serve_request`` sees it, its answers entered around it."""
+        http = getattr(ctx, "request", None)
+        request = McpRequest(
+            method, name, meta=dict(ctx.meta or {}), headers=header_map(getattr(http, "headers", None))
+        )
+        host = self.runtime.host
+
+        def answers() -> list[Any]:
+            if not host.has_impls("greenroom_serve_request"):
+                return []
+            return [a for a in host.call_sync("greenroom_serve_request", request=request) if a is not None]
+
+        return observed(answers, request)
+
     # -- handlers ------------------------------------------------------------------------
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
-        run = await self.client(ctx)
-        return mcp_types.ListToolsResult(tools=[to_mcp_tool(d) for d in run.view.tools])
+        with self.observed(ctx, "tools/list"):
+            run = await self.client(ctx)
+            return mcp_types.ListToolsResult(tools=[to_mcp_tool(d) for d in run.view.tools])
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
-        run = await self.client(ctx)
-        heard = progress_listener.set(_progress_to(ctx))  # the upstream server's progress reaches this client
-        try:
-            result, changed = await run.call(params.name, params.arguments)
-        finally:
-            progress_listener.reset(heard)
+        with self.observed(ctx, "tools/call", params.name) as request:
+            run = await self.client(ctx)
+            heard = progress_listener.set(_progress_to(ctx))  # the upstream server's progress reaches this client
+            try:
+                result, changed = await run.call(params.name, params.arguments)
+            finally:
+                progress_listener.reset(heard)
+            request.is_error = result.is_error
+            request.error_type = "tool_error" if result.is_error else None
         if changed:
             try:
                 await ctx.session.send_tool_list_changed()
@@ -111,33 +135,38 @@ class Gateway:
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListPromptsResult:
-        return mcp_types.ListPromptsResult(prompts=await self.upstream.list_prompts())
+        with self.observed(ctx, "prompts/list"):
+            return mcp_types.ListPromptsResult(prompts=await self.upstream.list_prompts())
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.GetPromptRequestParams
     ) -> mcp_types.GetPromptResult:
-        try:
-            return await self.upstream.get_prompt(params.name, params.arguments)
-        except KeyError as exc:
-            raise _invalid(str(exc.args[0])) from None
+        with self.observed(ctx, "prompts/get", params.name):
+            try:
+                return await self.upstream.get_prompt(params.name, params.arguments)
+            except KeyError as exc:
+                raise _invalid(str(exc.args[0])) from None
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListResourcesResult:
-        return mcp_types.ListResourcesResult(resources=await self.upstream.list_resources())
+        with self.observed(ctx, "resources/list"):
+            return mcp_types.ListResourcesResult(resources=await self.upstream.list_resources())
 
     async def list_templates(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListResourceTemplatesResult:
-        return mcp_types.ListResourceTemplatesResult(resource_templates=await self.upstream.list_templates())
+        with self.observed(ctx, "resources/templates/list"):
+            return mcp_types.ListResourceTemplatesResult(resource_templates=await self.upstream.list_templates())
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
     ) -> mcp_types.ReadResourceResult:
-        try:
-            return await self.upstream.read_resource(str(params.uri))
-        except KeyError as exc:
-            raise _invalid(str(exc.args[0])) from None
+        with self.observed(ctx, "resources/read", str(params.uri)):
+            try:
+                return await self.upstream.read_resource(str(params.uri))
+            except KeyError as exc:
+                raise _invalid(str(exc.args[0])) from None
 
     def _build(self, name: str) -> Server[Any]:
         from mcp.server.lowlevel import NotificationOptions, Server
