@@ -70,8 +70,9 @@ class RunTrace:
     rejected: dict[str, str] = attrs.field(factory=dict)
     searches: int = 0
     tokens_saved: int = 0
-    catalog: tuple[int, int] = (-1, 0)
-    """(visible tools, their definition tokens), measured again when the count changes."""
+    visible: tuple[ToolDescriptor, ...] | None = None
+    visible_tokens: int = 0
+    """The definition tokens of ``visible`` (the agent's tools), measured again when it changes."""
 
 
 class RunSpans:
@@ -127,10 +128,10 @@ class RunSpans:
     def _request(self, ctx: RunContext, run: RunTrace, event: Any) -> None:
         if run.kind != "agent":
             return  # a client's step is the view it is offered, not a model call
-        visible = ctx.visible_descriptors()
-        if run.catalog[0] != len(visible):
-            run.catalog = (len(visible), sum(descriptor_costs(list(visible), "definition_tokens")))
-        saved = max(0, run.catalog[1] - event.tools_tokens)
+        visible = ctx.visible_tools()  # the same tuple until the tools change: measured once per change
+        if run.visible is not visible:
+            run.visible, run.visible_tokens = visible, sum(descriptor_costs(list(visible), "definition_tokens"))
+        saved = max(0, run.visible_tokens - event.tools_tokens)
         run.tokens_saved += saved
         provider, model = run.model
         run.chat_started = time.perf_counter()

@@ -5,11 +5,13 @@
 Spans go through a ``BatchSpanProcessor`` and metrics through a periodic reader, both in
 the SDK's own background threads: a run never waits on an export. An export that fails
 (a collector that is down, slow or refuses) is a warning, once per outage, and each is
-bounded by ``export_timeout``; so is the flush when the runtime closes.
+bounded by ``export_timeout``; so is the flush when the runtime closes (or, for a runtime
+never closed, when the process exits).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
@@ -228,6 +230,7 @@ class Telemetry:
             "greenroom.run.searches", unit="{search}", description="Tool searches per run"
         )
         self._closed = False
+        atexit.register(self.shutdown)  # a runtime never closed still flushes as the process exits
 
     def flush(self) -> bool:
         """Export what is pending now, bounded by ``export_timeout`` (blocks: not on a loop)."""
@@ -244,6 +247,7 @@ class Telemetry:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(self.shutdown)
         try:
             self.flush()
             self.tracer_provider.shutdown()

@@ -197,3 +197,53 @@ async def test_a_preview_is_not_traced(make_runtime, traced) -> None:
     rt = make_runtime([], tools=[lookup], plugins=[t.plugin])
     await rt.preview()
     assert t.plugin.telemetry is None  # nothing was even set up
+
+
+async def test_a_group_loaded_for_a_call_is_a_tool_span_with_the_group(traced) -> None:
+    from greenroom import make_plugin_host
+    from greenroom.runtime import Runtime
+    from greenroom.tools.groups import ToolGroup
+
+    async def load() -> list[Any]:
+        return [lookup]
+
+    group = ToolGroup(
+        id="weather", name="weather", description="Weather tools.", loader=load, known=[lookup.descriptor]
+    )
+    t = traced()
+    script = [{"tool_calls": [{"name": "lookup", "arguments": {"city": "Oslo"}}]}, {"text": "done"}]
+    rt = Runtime(model=ScriptedModel(script), host=make_plugin_host(records=[], extra=[t.plugin]), groups=[group])
+    outcome = await rt.session().run("weather?")
+    assert outcome.stop_reason == "final"
+    spans = t.finished()
+    (root,) = t.named("invoke_agent")
+    (load_span,) = [s for s in spans if s.name == "execute_tool load_group weather"]
+    assert (
+        load_span.attributes["greenroom.group.id"] == "weather" and load_span.attributes["greenroom.group.tools"] == 1
+    )
+    assert load_span.parent.span_id == root.context.span_id
+    (call,) = [s for s in spans if s.name == "execute_tool lookup"]
+    assert call.attributes["greenroom.tool.group"] == "weather" and "error.type" not in call.attributes
+
+
+async def test_a_failing_hook_of_the_plugin_never_fails_the_run(make_runtime, traced, monkeypatch, caplog) -> None:
+    import logging
+
+    from greenroom_otel import spans
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("mapping bug")
+
+    monkeypatch.setattr(spans.RunSpans, "open_tool", broken)
+    monkeypatch.setitem(spans._HANDLERS, "response", broken)
+    caplog.set_level(logging.WARNING, logger="greenroom.otel")
+    t = traced()
+    rt = make_runtime(model=turns(), tools=[lookup, explode, dispatch], plugins=[t.plugin, Dispatcher()])
+    session = rt.session()
+    outcome = await session.run("go")
+    assert outcome.stop_reason == "final"
+    results = [m for m in session.messages if m.role == "tool"]
+    assert [m.is_error for m in results] == [False, True, True] and results[0].content == "Oslo: sunny"
+    warned = [r.getMessage() for r in caplog.records if "mapping bug" in r.getMessage()]
+    assert len(warned) == 2  # once per hook, not once per call
+    assert t.named("invoke_agent")  # what did not fail is still traced
