@@ -5,12 +5,23 @@ if it was deferred by default or as a tool of a deferred group (a group or MCP t
 then sent from the schema its catalog or listing cache holds, and its first call loads
 the group), never against a rule or the owner's ``always``.
 
-Pure: descriptors, config and priors in, one ``Placement`` per tool out.
+``place`` is pure: descriptors, config and priors in, one ``Placement`` per tool out.
+
+What learned priors put into the prompt prefix is held steady between sessions (``LearnedView``,
+kept per agent). Priors change after every session, and two things in the prefix follow
+them: the tools they start eager and the names a truncated listing shows first. Followed
+exactly, the prefix would change with nearly every session, and a provider's prompt
+cache would be written again each time instead of read. So a tool learned eager stays
+eager while its prior is above a share of its breakeven (``KEEP_SHARE``), and the
+listing's priorities are taken from the priors only when the learned-eager set changes
+or every ``REFRESH_SESSIONS`` sessions. The view lives in the runtime's profile state: one
+long-lived process (``greenroom serve``, ``greenroom eval``, an application) keeps it;
+separate ``greenroom run`` processes each start from the stored priors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import attrs
 
@@ -78,10 +89,24 @@ def activation(would_defer: Sequence[ToolDescriptor], visible: int, config: Defe
     return Activation(active, why, tokens, chars4)
 
 
+KEEP_SHARE = 0.5
+"""A tool starts eager when its prior is above its breakeven, and once learned eager it
+stays eager while its prior is above KEEP_SHARE x its breakeven. The band keeps a tool
+whose prior hovers near the breakeven from moving in and out of the tools array session
+after session: each move changes the prompt prefix, and a changed prefix is written to
+the provider's cache again at full price."""
+
+
 def place(
-    catalog: Sequence[ToolDescriptor], *, grouped: Collection[str], config: DeferredConfig, priors: ToolPriors
+    catalog: Sequence[ToolDescriptor],
+    *,
+    grouped: Collection[str],
+    config: DeferredConfig,
+    priors: ToolPriors,
+    kept: Collection[str] = (),
 ) -> Plan:
-    """Place every tool of ``catalog``; ``grouped`` names the tools of deferred groups."""
+    """Place every tool of ``catalog``; ``grouped`` names the tools of deferred groups,
+    ``kept`` the tools learned priors placed eager for the agent's previous session."""
     modes = {d.name: initial(d, config, grouped) for d in catalog}
     would_defer = [d for d in catalog if modes[d.name].mode == "deferred"]
     act = activation(would_defer, len(catalog) + 1, config)  # + 1: the model sees ToolSearch too
@@ -101,4 +126,38 @@ def place(
             if prior > be:
                 modes[d.name] = Placement("eager", PlacementSource.PRIOR, f"prior p={prior:.3f} > breakeven {be:.3f}")
                 learned[d.name] = prior
+            elif d.name in kept and prior > be * KEEP_SHARE:
+                why = f"prior p={prior:.3f} > {KEEP_SHARE:g} x breakeven {be:.3f} (kept eager)"
+                modes[d.name] = Placement("eager", PlacementSource.PRIOR, why)
+                learned[d.name] = prior
     return Plan(modes, act, learned)
+
+
+# ------------------------------------------------------------------ learned prefix, per agent
+
+REFRESH_SESSIONS = 25
+"""Sessions after which the listing's priorities are taken from the priors again even
+though the learned-eager set did not change (one cache write in that many sessions)."""
+
+
+@attrs.define(eq=False)
+class LearnedView:
+    """Profile scope: the learned-eager tools of the agent's last session (None before
+    its first) and the priorities its listings use."""
+
+    eager: frozenset[str] | None = None
+    priority: Mapping[str, float] = attrs.field(factory=dict)
+    sessions: int = 0
+
+    @property
+    def kept(self) -> frozenset[str]:
+        return self.eager or frozenset()
+
+    def settle(self, eager: frozenset[str], priors: Mapping[str, float]) -> None:
+        """A session was placed with ``eager`` learned-eager tools: take the priors'
+        priorities again if the set changed or the view is old; else keep them."""
+        self.sessions += 1
+        if eager != self.eager or self.sessions >= REFRESH_SESSIONS:
+            self.eager = eager
+            self.priority = dict(priors)
+            self.sessions = 0

@@ -42,7 +42,7 @@ from greenroom_deferred.catalog import agent_tools, grouped_names
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.descriptors import OWN_TOOLS
 from greenroom_deferred.events import ListingRebuilt, SearchPerformed
-from greenroom_deferred.placement import place
+from greenroom_deferred.placement import LearnedView, place
 from greenroom_deferred.run_state import DeferralRun, run_strategy
 from greenroom_deferred.state import DeferralState, forget_hidden, upgrade_saved_state
 from greenroom_deferred.strategies import Dispatch, Strategy, configured, for_run
@@ -77,6 +77,7 @@ class DeferredToolsPlugin(Plugin):
     def greenroom_register_state(self, registry: StateRegistry) -> None:
         registry.register(DeferralState, Scope.SESSION, owner=self.name, upgrade=upgrade_saved_state)
         registry.register(DeferralRun, Scope.RUN, owner=self.name)
+        registry.register(LearnedView, Scope.PROFILE, owner=self.name)
 
     @hookimpl
     def greenroom_tools(self, tools: ToolSet, groups: Mapping[str, ToolGroup]) -> Iterable[Tool]:
@@ -132,9 +133,16 @@ class DeferredToolsPlugin(Plugin):
             return
         run.settled = True
         if not st.placed:
+            view = ctx.profile_state[LearnedView]
             plan = place(
-                agent_tools(ctx), grouped=grouped_names(ctx, deferred_only=True), config=self.config, priors=ctx.priors
+                agent_tools(ctx),
+                grouped=grouped_names(ctx, deferred_only=True),
+                config=self.config,
+                priors=ctx.priors,
+                kept=view.kept,
             )
+            if ctx.priors.loaded:
+                view.settle(frozenset(plan.learned), ctx.priors.p)
             st.modes = plan.modes
             st.revision += 1
             st.active, st.activation = plan.activation.active, plan.activation.why

@@ -26,6 +26,7 @@ from greenroom_deferred.costs import cost
 from greenroom_deferred.descriptors import DISPATCH_TOOL, LOAD_TOOL, OWN_TOOLS, SEARCH_TOOL
 from greenroom_deferred.events import ToolDeferred, ToolPromoted
 from greenroom_deferred.listing import SECTION_KEY, budgeted_listing
+from greenroom_deferred.placement import LearnedView
 from greenroom_deferred.retention import BetaState, should_redefer
 from greenroom_deferred.state import DeferralState, Placement, PlacementSource
 
@@ -129,7 +130,7 @@ class Strategy:
                 budget=self.config.listing_budget,
                 hint=self.listing_hint,
                 groups=list(ctx.groups.values()),
-                priority=ctx.priors.p,
+                priority=ctx.profile_state[LearnedView].priority,
             )
         return self._listing.put(key, text)
 

@@ -63,11 +63,13 @@ class PriorsConfig:
         },
     )
     decay_unused: bool = attrs.field(
-        default=False,
+        default=True,
         metadata={
             "description": (
-                "Also fold a share of 0 into known tools that were available in the run but not "
-                "called, so tools that fall out of use fade. Default false: only called tools move."
+                "Fold a share of 0 into known tools that were available in the run but not called, "
+                "so tools that fall out of use fade (and a tool learned eager goes back to deferred "
+                "once it stops being used). false: only called tools move, and a tool once learned "
+                "eager stays eager."
             )
         },
     )

@@ -71,7 +71,8 @@ async def test_a_run_is_folded_saved_and_loaded_by_the_next_runtime(
     doc = store.read(agent_id, KEY)
     store.close()
     assert doc is not None and doc["sessions"] == 2
-    assert doc["tools"]["alpha"]["p"] == pytest.approx(2 / 3)  # unused: kept
+    # alpha was there but not called: a share of 0 folded in (decay_unused, the default)
+    assert doc["tools"]["alpha"]["p"] == pytest.approx(0.5 * 2 / 3)
     assert doc["tools"]["beta"]["p"] == pytest.approx(0.5 * 1 / 3 + 0.5 * 0.5)  # l = 1/2
     assert doc["tools"]["alpha"]["calls"] == 2 and doc["tools"]["beta"]["calls"] == 2
     assert doc["tools"]["beta"]["last_used"] >= doc["tools"]["alpha"]["last_used"]

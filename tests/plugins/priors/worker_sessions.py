@@ -27,7 +27,8 @@ def policy(request: ModelRequest) -> dict[str, object]:
 
 
 async def main(url: str, agent: str, n: int) -> None:
-    plugin = PriorsPlugin(PriorsConfig(store=url, on_store_error="raise"))
+    # no decay: beta's prior must not depend on which worker's session folded in last
+    plugin = PriorsPlugin(PriorsConfig(store=url, on_store_error="raise", decay_unused=False))
     rt = Runtime(
         model=PolicyModel(policy),
         tools=[alpha, beta],
