@@ -9,7 +9,8 @@ so it keeps no state between calls and two arms differ only by what greenroom sh
    tool, called directly with arguments that satisfy its schema (``instances``).
 3. Every other part is searched for with the part's text, when a search tool is there;
    of the hits it takes the one that fits the part best (ties go to the higher-ranked),
-   and calls it: directly if it is in the tools array, else through the dispatcher.
+   and calls it: directly if it is in the tools array, else through the dispatcher. A
+   part whose best tool an earlier part already took is taken as covered by it.
 4. Without a search tool (every tool eager) it takes the best-fitting tool it sees.
 5. It answers when every part has had its call, or nothing is left to try.
 
@@ -108,15 +109,17 @@ class SimulatedAgent:
         for part in split_parts(task):
             pick: Known | None
             if part in history.searched:
-                pick = choose(part, history.searched[part], taken)
+                pick = choose(part, history.searched[part])
             else:
                 pick = best(part, visible, clear_only=can_search)
                 if pick is None and can_search:
                     searches.append(part)
                     continue
-            if pick is not None:
+            # a part whose tool another part already took is about the same thing (an
+            # opening sentence that the next one spells out): covered, no second call
+            if pick is not None and pick.name not in taken:
                 taken.add(pick.name)
-                if pick.name not in history.called and all(p.name != pick.name for p in picks):
+                if pick.name not in history.called:
                     picks.append(pick)
         calls = [self._call(request.step, i, t, names) for i, t in enumerate(picks)]
         calls += [ToolCall(f"s{request.step}_{i}", SEARCH_TOOL, {"query": q}) for i, q in enumerate(searches)]

@@ -59,9 +59,16 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+MIN_WORDS = 2
+"""Content words a sentence needs to be a part ("Thank you." asks for no tool)."""
+
+
 def split_parts(task: str) -> list[str]:
-    """The task's sentences, each a part the agent covers with one tool at most."""
+    """The task's sentences, each a part the agent covers with one tool at most (a
+    sentence of fewer than ``MIN_WORDS`` content words is no part, unless it is all)."""
     sentences = [s.strip() for s in _SENTENCE.split(task.strip()) if s.strip()]
+    asking = [s for s in sentences if len(content_words(s)) >= MIN_WORDS]
+    sentences = asking or sentences
     if len(sentences) > MAX_PARTS:
         sentences = [*sentences[: MAX_PARTS - 1], " ".join(sentences[MAX_PARTS - 1 :])]
     return sentences or [task.strip()]
@@ -129,18 +136,16 @@ def best(part: str, tools: Iterable[Known], *, clear_only: bool) -> Known | None
     return None if top is None else top.tool
 
 
-def choose(part: str, hits: Sequence[Known], taken: set[str]) -> Known | None:
-    """From search hits in rank order, the one a reader would take: the best fit that
-    is not taken (a tie goes to the higher-ranked hit), else the first hit not taken."""
+def choose(part: str, hits: Sequence[Known]) -> Known | None:
+    """From search hits in rank order, the one a reader would take: the best fit (a tie
+    goes to the higher-ranked hit); None when there are no hits."""
     words = content_words(part)
-    top: tuple[float, int, Known] | None = None
-    for rank, tool in enumerate(hits):
-        if tool.name in taken:
-            continue
+    top: tuple[float, Known] | None = None
+    for tool in hits:
         score = fit(words, tool).score
         if top is None or score > top[0]:
-            top = (score, rank, tool)
-    return None if top is None else top[2]
+            top = (score, tool)
+    return None if top is None else top[1]
 
 
 def _neg(name: str) -> tuple[int, ...]:
