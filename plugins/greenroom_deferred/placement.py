@@ -7,16 +7,18 @@ the group), never against a rule or the owner's ``always``.
 
 ``place`` is pure: descriptors, config and priors in, one ``Placement`` per tool out.
 
-What learned priors put into the prompt prefix is held steady between sessions (``LearnedView``,
+What learned priors put into the prompt prefix changes only at revisions (``LearnedView``,
 kept per agent). Priors change after every session, and two things in the prefix follow
 them: the tools they start eager and the names a truncated listing shows first. Followed
 exactly, the prefix would change with nearly every session, and a provider's prompt
-cache would be written again each time instead of read. So a tool learned eager stays
-eager while its prior is above a share of its breakeven (``KEEP_SHARE``), and the
-listing's priorities are taken from the priors only when the learned-eager set changes
-or every ``REFRESH_SESSIONS`` sessions. The view lives in the runtime's profile state: one
-long-lived process (``greenroom serve``, ``greenroom eval``, an application) keeps it;
-separate ``greenroom run`` processes each start from the stored priors.
+cache would be written again each time (at 1.25x the input price) instead of read (at
+0.1x). So the learned-eager set and the listing's priorities are revised together, once
+every ``REVISE_SESSIONS`` sessions (and at once while the agent has no learned-eager tool,
+so the first ones show on the next session); in between, every session gets the same
+learned prefix. At a revision a tool joins when its prior clears its breakeven and stays
+while its prior is above ``KEEP_SHARE`` of it. The view lives in the runtime's profile
+state: one long-lived process (``greenroom serve``, ``greenroom eval``, an application)
+keeps it; separate ``greenroom run`` processes each place from the stored priors.
 """
 
 from __future__ import annotations
@@ -90,11 +92,9 @@ def activation(would_defer: Sequence[ToolDescriptor], visible: int, config: Defe
 
 
 KEEP_SHARE = 0.5
-"""A tool starts eager when its prior is above its breakeven, and once learned eager it
-stays eager while its prior is above KEEP_SHARE x its breakeven. The band keeps a tool
-whose prior hovers near the breakeven from moving in and out of the tools array session
-after session: each move changes the prompt prefix, and a changed prefix is written to
-the provider's cache again at full price."""
+"""At a revision, a tool already learned eager stays eager while its prior is above this
+share of its breakeven (a tool joins only above the breakeven itself), so a tool whose
+prior hovers near the breakeven does not leave and come back at every revision."""
 
 
 def place(
@@ -104,9 +104,14 @@ def place(
     config: DeferredConfig,
     priors: ToolPriors,
     kept: Collection[str] = (),
+    held: Mapping[str, str] | None = None,
 ) -> Plan:
-    """Place every tool of ``catalog``; ``grouped`` names the tools of deferred groups,
-    ``kept`` the tools learned priors placed eager for the agent's previous session."""
+    """Place every tool of ``catalog``; ``grouped`` names the tools of deferred groups.
+
+    Learned priors: with ``held`` (between revisions: tool -> the reason it was placed
+    for at the last revision) exactly those tools start eager by priors; else (a
+    revision) the tools whose prior clears their breakeven, and those of ``kept`` (eager
+    before) whose prior is above ``KEEP_SHARE`` of it."""
     modes = {d.name: initial(d, config, grouped) for d in catalog}
     would_defer = [d for d in catalog if modes[d.name].mode == "deferred"]
     act = activation(would_defer, len(catalog) + 1, config)  # + 1: the model sees ToolSearch too
@@ -117,9 +122,15 @@ def place(
                 modes[name] = Placement("eager", PlacementSource.INACTIVE, f"inactive ({act.why})")
     elif config.prior_eager and priors.loaded:
         for d in would_defer:
-            p = modes[d.name]
+            if not modes[d.name].source.yields_to_priors:
+                continue
+            if held is not None:
+                if d.name in held:
+                    modes[d.name] = Placement("eager", PlacementSource.PRIOR, held[d.name])
+                    learned[d.name] = priors.get(d.name)
+                continue
             prior = priors.p.get(d.name)
-            if prior is None or not p.source.yields_to_priors:
+            if prior is None:
                 continue
             c = cost(d, "tokens")
             be = breakeven(c.c, c.c_bar, config.retention.gamma)
@@ -135,29 +146,36 @@ def place(
 
 # ------------------------------------------------------------------ learned prefix, per agent
 
-REFRESH_SESSIONS = 25
-"""Sessions after which the listing's priorities are taken from the priors again even
-though the learned-eager set did not change (one cache write in that many sessions)."""
+REVISE_SESSIONS = 10
+"""Sessions between two revisions of an agent's learned prefix: at most one cache write of
+the prefix in that many sessions, for what priors learned meanwhile."""
 
 
 @attrs.define(eq=False)
 class LearnedView:
-    """Profile scope: the learned-eager tools of the agent's last session (None before
-    its first) and the priorities its listings use."""
+    """Profile scope: the learned-eager tools in force for the agent, with the reason
+    each was placed for at the last revision (None before its first), the priorities its
+    listings use, and the sessions since the revision."""
 
-    eager: frozenset[str] | None = None
+    eager: Mapping[str, str] | None = None
     priority: Mapping[str, float] = attrs.field(factory=dict)
     sessions: int = 0
 
     @property
-    def kept(self) -> frozenset[str]:
-        return self.eager or frozenset()
+    def due(self) -> bool:
+        """Whether this session revises the view: the first, one while nothing is learned
+        eager yet (so the first learned tools show at once), or every REVISE_SESSIONS."""
+        return not self.eager or self.sessions >= REVISE_SESSIONS
 
-    def settle(self, eager: frozenset[str], priors: Mapping[str, float]) -> None:
-        """A session was placed with ``eager`` learned-eager tools: take the priors'
-        priorities again if the set changed or the view is old; else keep them."""
-        self.sessions += 1
-        if eager != self.eager or self.sessions >= REFRESH_SESSIONS:
-            self.eager = eager
+    def held(self) -> Mapping[str, str] | None:
+        """What a session between revisions places eager (None: revise now)."""
+        return None if self.due else self.eager
+
+    def settle(self, plan: Plan, priors: Mapping[str, float]) -> None:
+        """Count a placed session; at a revision, take its learned set and the priors'
+        priorities."""
+        if self.due:
+            self.eager = {name: plan.modes[name].detail for name in plan.learned}
             self.priority = dict(priors)
             self.sessions = 0
+        self.sessions += 1

@@ -139,10 +139,11 @@ class DeferredToolsPlugin(Plugin):
                 grouped=grouped_names(ctx, deferred_only=True),
                 config=self.config,
                 priors=ctx.priors,
-                kept=view.kept,
+                kept=view.eager or (),
+                held=view.held(),
             )
             if ctx.priors.loaded:
-                view.settle(frozenset(plan.learned), ctx.priors.p)
+                view.settle(plan, ctx.priors.p)
             st.modes = plan.modes
             st.revision += 1
             st.active, st.activation = plan.activation.active, plan.activation.why

@@ -1,6 +1,7 @@
-"""What learned priors put into the prompt prefix holds steady from session to session:
-a learned-eager tool stays eager inside a band below its breakeven, and the listing's
-priorities change only when the learned-eager set does (or every REFRESH_SESSIONS)."""
+"""What learned priors put into the prompt prefix changes only at revisions (every
+REVISE_SESSIONS sessions, or at once while nothing is learned eager): between them every
+session gets the same learned-eager tools and listing; at a revision a tool learned eager
+stays inside a band below its breakeven."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from greenroom.tools import CatalogTool
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin, PlacementSource
 from greenroom_deferred.costs import cost
 from greenroom_deferred.listing import SECTION_KEY
-from greenroom_deferred.placement import KEEP_SHARE, REFRESH_SESSIONS
+from greenroom_deferred.placement import KEEP_SHARE, REVISE_SESSIONS
 from greenroom_deferred.retention import breakeven
 
 pytestmark = pytest.mark.anyio
@@ -55,33 +56,57 @@ async def placements(make_runtime: Any, tools: list[CatalogTool], priors: list[d
     return out
 
 
-async def test_a_learned_tool_stays_eager_inside_the_band(make_runtime: Any) -> None:
+async def test_learned_tools_change_only_at_revisions(make_runtime: Any) -> None:
     tools = [catalog_tool(f"t{i:02d}", 60) for i in range(20)]
     be = breakeven_of(tools[0])
     above, inside, below = 1.5 * be, (1 + KEEP_SHARE) / 2 * be, 0.5 * KEEP_SHARE * be
-    joined, kept, left = await placements(make_runtime, tools, [{"t00": above}, {"t00": inside}, {"t00": below}])
-    assert (joined.mode, joined.source) == ("eager", PlacementSource.PRIOR)
-    assert kept.mode == "eager" and kept.reason.endswith("(kept eager)")
-    assert left.mode == "deferred"
-    # the same prior inside the band, for an agent that had not learned the tool eager
-    (fresh,) = await placements(make_runtime, tools, [{"t00": inside}])
+    # nothing learned: the first session revises at once, and finds nothing to start eager
+    # (a store with no history); the next one, with t00 above its breakeven, places it
+    seq = [{}, {"t00": above}] + [{"t00": below}] * (REVISE_SESSIONS - 1) + [{"t00": inside}, {"t00": below}]
+    seen = await placements(make_runtime, tools, seq)
+    assert seen[0].mode == "deferred"
+    assert (seen[1].mode, seen[1].source) == ("eager", PlacementSource.PRIOR)
+    # until the next revision it stays, whatever the priors say meanwhile
+    held = seen[2 : REVISE_SESSIONS + 1]
+    assert all(p.mode == "eager" and p.reason == seen[1].reason for p in held)
+    assert seen[1].reason.startswith("prior p=") and "> breakeven" in seen[1].reason
+    # the revision keeps it inside the band, the one after (REVISE_SESSIONS later) would
+    # drop it; the session right after the revision holds what the revision decided
+    revised = seen[REVISE_SESSIONS + 1]
+    assert revised.mode == "eager" and revised.reason.endswith("(kept eager)")
+    assert seen[REVISE_SESSIONS + 2].mode == "eager"
+
+
+async def test_below_the_band_a_revision_defers_it_again(make_runtime: Any) -> None:
+    tools = [catalog_tool(f"t{i:02d}", 60) for i in range(20)]
+    be = breakeven_of(tools[0])
+    seq = [{"t00": 1.5 * be}] + [{"t00": 0.5 * KEEP_SHARE * be}] * REVISE_SESSIONS
+    seen = await placements(make_runtime, tools, seq)
+    assert seen[0].mode == "eager"
+    assert seen[-1].mode == "deferred"  # the revision: below half its breakeven
+    # an agent that never had t00 eager does not start it inside the band
+    (fresh,) = await placements(make_runtime, tools, [{"t00": (1 + KEEP_SHARE) / 2 * be}])
     assert fresh.mode == "deferred"
 
 
-async def test_the_listing_keeps_its_priorities_while_the_learned_set_holds(make_runtime: Any) -> None:
-    # large schemas (nothing clears its breakeven) and a listing that names only some tools
-    tools = [catalog_tool(f"t{i:03d}", 3000) for i in range(300)]
-    favoured = [{"t250": 0.5}] * REFRESH_SESSIONS + [{"t250": 0.5, "t260": 0.5}]
+async def test_the_listing_keeps_its_priorities_between_revisions(make_runtime: Any) -> None:
+    # large schemas (nothing clears its breakeven, so the view revises every session while
+    # nothing is eager) would hide this; give one small tool a high prior so one is eager
+    small = catalog_tool("t000", 10)
+    tools = [small, *(catalog_tool(f"t{i:03d}", 3000) for i in range(1, 300))]
+    learned = {"t000": 0.9}
+    # revisions at sessions 0, R and 2R (R = REVISE_SESSIONS); t250 is favoured from R + 1
+    seq = [learned] * (REVISE_SESSIONS + 1) + [{**learned, "t250": 0.5}] * REVISE_SESSIONS
     plugin = DeferredToolsPlugin(DeferredConfig(enabled=True, listing="names", listing_budget=300))
-    rt = make_runtime(tools=tools, plugins=[SessionPriors([{}, *favoured]), plugin])
+    rt = make_runtime(tools=tools, plugins=[SessionPriors(seq), plugin])
     listings = []
-    for _ in range(REFRESH_SESSIONS + 2):
+    for _ in seq:
         request = await rt.preview(rt.session())
         (section,) = [s for s in request.system if s.key == SECTION_KEY]
         listings.append(section.text)
-    # sessions 1 .. REFRESH_SESSIONS: one listing, although the priors changed after the first
-    assert len(set(listings[:REFRESH_SESSIONS])) == 1
+        assert "t000" in {t.name for t in request.tools}
+    # the priors favour t250 from session R + 1 on; the listing follows at the next
+    # revision (2R), not before
+    assert len(set(listings[: 2 * REVISE_SESSIONS])) == 1
     assert "t250" not in listings[0]
-    # then the view is taken from the priors again: the favoured name is listed
-    assert "t250" in listings[REFRESH_SESSIONS]
-    assert listings[REFRESH_SESSIONS + 1] == listings[REFRESH_SESSIONS]  # t260 waits for the next refresh
+    assert "t250" in listings[2 * REVISE_SESSIONS]
