@@ -133,6 +133,8 @@ def plot_curves(report: dict[str, Any], path: Path, title: str) -> None:
             ax.plot([p["sessions"] for p in points], [p[key] for p in points], marker="o", label=a["name"])
         ax.set_xlabel("sessions so far")
         ax.set_ylabel(label)
+        if key == "input_tokens":
+            ax.set_yscale("log")  # all-eager is often 10-30x the others
         ax.grid(alpha=0.3)
     axes[0][0].legend()
     fig.suptitle(title)
