@@ -265,14 +265,19 @@ class RunSpans:
 
     def _search(self, ctx: RunContext, run: RunTrace, event: Any) -> None:
         run.searches += 1
-        hits = [name for name, _ in getattr(event, "results", ())]
+        results = list(getattr(event, "results", ()))
+        hits = [str(name) for name, _ in results]
         attributes: dict[str, Any] = {
             "greenroom.search.query": cut(str(getattr(event, "query", "")), self.config.max_content_chars),
             "greenroom.search.mode": str(getattr(event, "mode", "")),
             "greenroom.search.hits": hits,
+            "greenroom.search.scores": [float(score) for _, score in results],
             "greenroom.search.hit_count": len(hits),
             "greenroom.search.missing": list(getattr(event, "missing", ())),
         }
+        priors = ctx.priors
+        if priors.loaded and hits:  # what the learned usage priors boosted the ranking with
+            attributes["greenroom.search.priors"] = [priors.get(name) for name in hits]
         span = self._innermost(run)
         if span is not None:
             span.set_attributes(attributes)
@@ -307,6 +312,15 @@ class RunSpans:
                     "gen_ai.tool.name": str(getattr(event, "tool", "")),
                     "greenroom.reason": str(getattr(event, "reason", "")),
                 },
+            )
+
+    def _priors(self, ctx: RunContext, run: RunTrace, event: Any) -> None:
+        if run.root is not None:
+            run.root.set_attributes(
+                {
+                    "greenroom.priors.tools": int(getattr(event, "tools", 0)),
+                    "greenroom.priors.sessions": int(getattr(event, "sessions", 0)),
+                }
             )
 
     def _plugin_error(self, ctx: RunContext, run: RunTrace, event: Any) -> None:
@@ -365,6 +379,7 @@ _HANDLERS: dict[str, Any] = {
     "group_load": RunSpans._group,
     "promote": RunSpans._placement,
     "defer": RunSpans._placement,
+    "priors_load": RunSpans._priors,
     "error": RunSpans._plugin_error,
     "run_end": RunSpans._end,
 }

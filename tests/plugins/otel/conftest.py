@@ -126,6 +126,44 @@ def receiver() -> Iterator[Receiver]:
         r.close()
 
 
+class GrpcReceiver:
+    """An OTLP/gRPC receiver (the trace service only) on a loopback port, on grpcio."""
+
+    def __init__(self) -> None:
+        from concurrent import futures
+
+        import grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+        self.spans: list[str] = []
+        received = self
+
+        class Service(trace_service_pb2_grpc.TraceServiceServicer):
+            def Export(self, request: Any, context: Any) -> Any:
+                for rs in request.resource_spans:
+                    for ss in rs.scope_spans:
+                        received.spans.extend(s.name for s in ss.spans)
+                return ExportTraceServiceResponse()
+
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Service(), self.server)
+        port = self.server.add_insecure_port("127.0.0.1:0")
+        self.server.start()
+        self.url = f"http://127.0.0.1:{port}"
+
+    def close(self) -> None:
+        self.server.stop(None)
+
+
+@pytest.fixture
+def grpc_receiver() -> Iterator[GrpcReceiver]:
+    r = GrpcReceiver()
+    try:
+        yield r
+    finally:
+        r.close()
+
+
 class Silent:
     """A port that takes connections and never answers: a collector that hangs."""
 

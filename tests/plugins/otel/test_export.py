@@ -56,6 +56,11 @@ async def test_the_demo_over_otlp_http(tmp_path: Path, fresh_home: Path, receive
     assert dispatched and all(s.parent_id == root.span_id for s in dispatched)
     searches = [s for s in tools if "greenroom.search.query" in s.attributes]
     assert searches and all(s.attributes["greenroom.search.hit_count"] >= 1 for s in searches)
+    for search in searches:  # the ranking's scores and each hit's learned prior (none learned yet)
+        hits = search.attributes["greenroom.search.hits"]
+        assert len(search.attributes["greenroom.search.scores"]) == len(hits)
+        assert search.attributes["greenroom.search.priors"] == [0.01] * len(hits)
+    assert root.attributes["greenroom.priors.sessions"] == 0
     assert {s.attributes["gen_ai.tool.name"] for s in searches} == {"ToolSearch"}
     chats = receiver.named("chat ")
     assert chats and all(s.attributes["greenroom.deferral.tokens_saved"] > 0 for s in chats)
@@ -66,6 +71,23 @@ async def test_the_demo_over_otlp_http(tmp_path: Path, fresh_home: Path, receive
         "greenroom.deferral.tokens_saved",
         "greenroom.run.searches",
     } <= receiver.metric_names
+
+
+async def test_the_standard_environment_variables_are_honoured(
+    tmp_path: Path, fresh_home: Path, receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "from-the-environment")
+    assert await run_demo(demo_config(tmp_path)) == "final"  # an empty [plugins.otel] section
+    (root,) = receiver.named("invoke_agent")
+    assert root.service == "from-the-environment"
+
+
+async def test_the_demo_over_otlp_grpc(tmp_path: Path, fresh_home: Path, grpc_receiver) -> None:
+    path = demo_config(tmp_path, endpoint=grpc_receiver.url, protocol="grpc", metrics=False)
+    assert await run_demo(path) == "final"
+    assert "invoke_agent demo-oncall" in grpc_receiver.spans and "execute_tool ToolSearch" in grpc_receiver.spans
 
 
 @pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
@@ -114,3 +136,16 @@ def test_without_the_sdk_the_plugin_is_unusable_with_the_install_hint() -> None:
     (row,) = [r for r in json.loads(out) if r["name"] == "otel"]
     assert row["status"] == "unusable"
     assert "pip install 'greenroom[otel]'" in row["unusable"]
+
+
+def test_config_check_names_a_bad_key_of_the_section(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from greenroom.cli import app
+
+    path = tmp_path / "bad.toml"
+    path.write_text('[plugins]\nenable = ["otel"]\n\n[plugins.otel]\nprotocol = "http/json"\nexport_timeout = 0\n')
+    result = CliRunner().invoke(app, ["config", "check", str(path)], env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert "plugins.otel.protocol: expected one of 'http/protobuf', 'grpc', 'console'" in result.output
+    assert "plugins.otel.export_timeout: expected a number > 0" in result.output

@@ -77,7 +77,8 @@ def calls(n: int) -> list[Any]:
     return [*turns, {"text": "done"}]
 
 
-async def test_what_a_plugin_adds_to_meta_reaches_the_server(make_runtime, meta_server) -> None:
+async def test_hook_greenroom_mcp_request(make_runtime, meta_server) -> None:
+    """What a plugin adds to ``_meta`` reaches the server; a broken observer changes nothing."""
     stamper = Stamper()
     rt = make_runtime(calls(1), tools=meta_server.tools(), plugins=[stamper, Broken()])
     session = rt.session()
@@ -141,7 +142,8 @@ class Doorman(Plugin):
         return watch()
 
 
-async def test_a_gateway_clients_requests_are_observed_with_their_meta(make_runtime) -> None:
+async def test_hook_greenroom_serve_request(make_runtime) -> None:
+    """A gateway client's requests are observed with their ``_meta`` and how they ended."""
     from mcp import Client
 
     from greenroom import tool
