@@ -78,11 +78,22 @@ def eval_command(
     ) as bar:
         ids = {a.name: bar.add_task(a.name, total=sessions) for a in chosen}
 
+        retries: dict[str, int] = {}
+
+        def describe(arm: str) -> str:
+            done = counts.get(arm, [0, 0])
+            text = f"{arm} · {done[1] / done[0]:.0%} done" if done[0] else arm
+            return text + (f" · {retries[arm]} retries" if retries.get(arm) else "")
+
         def progress(arm: str, result: Any) -> None:
             done = counts.setdefault(arm, [0, 0])
             done[0] += 1
             done[1] += int(result.success)
-            bar.update(ids[arm], advance=1, description=f"{arm} · {done[1] / done[0]:.0%} done")
+            bar.update(ids[arm], advance=1, description=describe(arm))
+
+        def retried(arm: str, count: int) -> None:
+            retries[arm] = count
+            bar.update(ids[arm], description=describe(arm))
 
         try:
             report = evaluate(
@@ -97,6 +108,7 @@ def eval_command(
                 max_steps=max_steps,
                 fresh=fresh,
                 progress=progress,
+                retried=retried,
             )
         except (EvalError, TaskFileError, ConfigError) as exc:
             bar.stop()

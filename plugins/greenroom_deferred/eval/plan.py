@@ -18,7 +18,7 @@ from greenroom_deferred.bench.costing import DEFAULT_PRICES
 from greenroom_deferred.eval.agent import SimulatedAgent
 from greenroom_deferred.eval.arms import Arm, base_config, write_overlays
 from greenroom_deferred.eval.report import summarize
-from greenroom_deferred.eval.runner import EvalError, Progress, ResultsFile, Settings, digest, run_arm
+from greenroom_deferred.eval.runner import EvalError, Progress, ResultsFile, Retried, Settings, digest, run_arm
 from greenroom_deferred.eval.tasks import Mix, load_tasks, session_stream
 
 AgentKind = Literal["simulated", "model"]
@@ -46,6 +46,10 @@ def _no_progress(arm: str, result: Any) -> None:
     return None
 
 
+def _no_retries(arm: str, retries: int) -> None:
+    return None
+
+
 def evaluate(
     target: Target,
     tasks_path: Path,
@@ -59,6 +63,7 @@ def evaluate(
     max_steps: int | None = None,
     fresh: bool = False,
     progress: Progress = _no_progress,
+    retried: Retried = _no_retries,
 ) -> dict[str, Any]:
     """Run every arm over the same session stream; return the report (``summarize``)."""
     if price not in DEFAULT_PRICES:
@@ -93,15 +98,27 @@ def evaluate(
     def model() -> Model | None:
         return SimulatedAgent() if agent == "simulated" else None
 
+    retries: dict[str, int] = {}
+
     async def go() -> None:
         # simulated sessions are CPU work on this loop: running them side by side gains nothing
         limiter = anyio.CapacityLimiter(1 if agent == "simulated" else concurrency)
         for arm in arms:
-            await run_arm(
-                arm, configs[arm.name], stream, results, model=model, price=price, limiter=limiter, progress=progress
+            retries[arm.name] = await run_arm(
+                arm,
+                configs[arm.name],
+                stream,
+                results,
+                model=model,
+                price=price,
+                limiter=limiter,
+                progress=progress,
+                retried=retried,
             )
 
     anyio.run(go)
     report = summarize({a.name: results.results(a.name) for a in arms})
+    for entry in report["arms"]:
+        entry["retries"] = retries.get(entry["name"], 0)  # provider retries in this run
     report["settings"] = settings.to_json()
     return report

@@ -107,9 +107,11 @@ def print_report(console: Console, report: dict[str, Any], title: str) -> None:
             _ratio(a["cost_ratio"]),
         )
     console.print(table)
-    errors = [a for a in report["arms"] if a["errors"]]
-    for a in errors:
-        console.print(f"[yellow]{escape(a['name'])}: {a['errors']} sessions ended in an error[/]", highlight=False)
+    for a in report["arms"]:
+        if a["errors"]:
+            console.print(f"[yellow]{escape(a['name'])}: {a['errors']} sessions ended in an error[/]", highlight=False)
+        if a.get("retries"):
+            console.print(f"{escape(a['name'])}: {a['retries']} provider calls retried", highlight=False)
 
 
 def plot_curves(report: dict[str, Any], path: Path, title: str) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import attrs
 
-from greenroom import CatalogTool, Model, Runtime, abuild_runtime
+from greenroom import CatalogTool, Model, ProviderModel, Runtime, abuild_runtime
 from greenroom_deferred.bench.costing import DEFAULT_PRICES, Price, Request, bill
 from greenroom_deferred.eval.arms import Arm
 from greenroom_deferred.eval.record import EvalProbe, SessionRecord
@@ -165,6 +165,12 @@ def session_cost(record: SessionRecord, price: Price, previous: Request | None) 
 
 
 Progress = Callable[[str, SessionResult], None]
+Retried = Callable[[str, int], None]
+"""Told an arm's name and its provider retries so far, at each retry."""
+
+
+def _no_retries(arm: str, retries: int) -> None:
+    return None
 
 
 @attrs.define
@@ -176,6 +182,7 @@ class ArmRun:
     probe: EvalProbe
     price: Price
     previous: Request | None = None
+    retries: int = 0
 
     async def session(self, index: int, task: Task) -> SessionResult:
         outcome = await self.runtime.session().run(task.query)
@@ -225,7 +232,9 @@ async def run_arm(
     price: str,
     limiter: anyio.CapacityLimiter,
     progress: Progress,
-) -> None:
+    retried: Retried = _no_retries,
+) -> int:
+    """Run the arm's sessions not yet in ``results``; returns its provider retries."""
     probe = EvalProbe()
     runtime = await abuild_runtime(config, model=model(), extra_plugins=[probe])
     try:
@@ -233,6 +242,7 @@ async def run_arm(
         probe.stand_ins = frozenset(n for n, t in runtime.tools.items() if isinstance(t, CatalogTool))
         earlier = results.results(arm.name)
         run = ArmRun(arm, runtime, probe, DEFAULT_PRICES[price], earlier[-1].tail if earlier else None)
+        _count_retries(run, retried)
         todo = [(i, t) for i, t in enumerate(stream) if (arm.name, i) not in results.done]
 
         queue = iter(todo)  # workers take the next session in order: at most ``workers`` at once
@@ -248,5 +258,21 @@ async def run_arm(
         async with anyio.create_task_group() as tg:
             for _ in range(workers):
                 tg.start_soon(worker)
+        return run.retries
     finally:
         await runtime.aclose()
+
+
+def _count_retries(run: ArmRun, retried: Retried) -> None:
+    """Count a provider's retries through its policy's ``sleep`` (one wait per retry)."""
+    model = run.runtime.model
+    if not isinstance(model, ProviderModel):
+        return
+    wait = model.retry.sleep
+
+    async def sleep(seconds: float) -> None:
+        run.retries += 1
+        retried(run.arm.name, run.retries)
+        await wait(seconds)
+
+    model.retry = attrs.evolve(model.retry, sleep=sleep)

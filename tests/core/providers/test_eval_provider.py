@@ -8,7 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fake_llm_server import OPENAI_KEY_ENV, FakeLLMServer, Recorded, Reply, chat_completion, openai_tool_call
+from fake_llm_server import (
+    OPENAI_KEY_ENV,
+    FakeLLMServer,
+    Recorded,
+    Reply,
+    chat_completion,
+    openai_error,
+    openai_tool_call,
+)
 
 from greenroom_deferred.bench.costing import DEFAULT_PRICES
 from greenroom_deferred.eval.arms import parse_arms
@@ -105,3 +113,24 @@ def test_eval_reports_the_usage_the_provider_counted(server: FakeLLMServer, tmp_
     assert arms["dispatch"]["tokens_ratio"] == (
         arms["dispatch"]["input_tokens_per_session"] / arms["all-eager"]["input_tokens_per_session"]
     )
+
+
+def test_eval_retries_a_rate_limited_call_and_counts_it(server: FakeLLMServer, tmp_path: Path) -> None:
+    config, tasks = write_files(tmp_path, server)
+    model = Model()
+    server.responder = model
+    limited = openai_error("Rate limit reached for requests", "requests", "rate_limit_exceeded")
+    server.push(Reply(429, limited, headers={"retry-after-ms": "0"}))
+    report = evaluate(
+        Target(config=config),
+        tasks,
+        parse_arms("all-eager"),
+        Mix(sessions=2, pool=1, zipf=1.0, seed=1),
+        tmp_path / "out",
+        agent="model",
+        price=PRICE,
+    )
+    (arm,) = report["arms"]
+    assert arm["retries"] == 1 and arm["errors"] == 0 and arm["success"] == 1.0
+    assert len(server.requests) == 1 + 2 * 2  # the refused call, then two sessions of two calls
+    assert arm["input_tokens_per_session"] * 2 == sum(p for p, _ in model.reported["all-eager"])
