@@ -31,6 +31,8 @@ from greenroom_otel.config import OtelConfig
 from greenroom_otel.telemetry import Telemetry
 
 GEN_AI_OP = "gen_ai.operation.name"
+MAX_OPEN_RUNS = 10_000
+"""The most runs whose spans are kept open at once; the oldest is let go past it."""
 
 
 def model_parts(reference: str) -> tuple[str, str]:
@@ -123,6 +125,8 @@ class RunSpans:
                 f"invoke_agent {ctx.agent.id}", kind=SpanKind.INTERNAL, attributes=attributes
             )
             parent = trace.set_span_in_context(root)
+        if len(self.runs) >= MAX_OPEN_RUNS:  # runs started and never ended (never closed by their caller)
+            self.runs.pop(next(iter(self.runs)))
         self.runs[ctx.run_id] = RunTrace(run_kind, root, parent, model)
 
     def _request(self, ctx: RunContext, run: RunTrace, event: Any) -> None:

@@ -247,3 +247,16 @@ async def test_a_failing_hook_of_the_plugin_never_fails_the_run(make_runtime, tr
     warned = [r.getMessage() for r in caplog.records if "mapping bug" in r.getMessage()]
     assert len(warned) == 2  # once per hook, not once per call
     assert t.named("invoke_agent")  # what did not fail is still traced
+
+
+async def test_runs_never_ended_are_let_go_past_a_bound(make_runtime, traced, monkeypatch) -> None:
+    from greenroom_otel import spans
+
+    monkeypatch.setattr(spans, "MAX_OPEN_RUNS", 2)
+    t = traced()
+    rt = make_runtime([], tools=[lookup], plugins=[t.plugin])
+    runs = [rt.start_run(kind=RunKind.CLIENT) for _ in range(3)]
+    for run in runs:
+        await run.start()  # and never ended
+    open_runs = t.plugin._spans.runs
+    assert list(open_runs) == [runs[1].ctx.run_id, runs[2].ctx.run_id]
