@@ -113,6 +113,11 @@ def eval_command(
         except (EvalError, TaskFileError, ConfigError) as exc:
             bar.stop()
             _fail(str(exc))
+        except KeyboardInterrupt:
+            bar.stop()
+            kept = sum(done for done, _ in counts.values())
+            typer.echo(f"stopped: {kept} sessions of this run kept in {out}; run the same command to go on", err=True)
+            raise typer.Exit(130) from None
     if as_json:
         typer.echo(json.dumps(report, indent=2))
     else:

@@ -4,6 +4,10 @@ differ by what greenroom showed, learning that shows, resuming, and clear errors
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +198,25 @@ def test_a_task_checker_decides_with_the_gold_tools(
     # the simulated agent fills "city" with a placeholder, so the strict checker says no
     assert {d["task"]: d["success"] for d in done} == {"strict": False, "loose": True}
     assert 0 < report["arms"][0]["success"] < 1
+
+
+def test_ctrl_c_keeps_the_sessions_that_ran(catalog: tuple[Path, Path], tmp_path: Path) -> None:
+    tools, tasks = catalog
+    out = tmp_path / "o"
+    results = out / "sessions.jsonl"
+    cmd = [sys.executable, "-m", "greenroom.cli", "eval", "--tools", str(tools), "--tasks", str(tasks)]
+    cmd += ["--arms", "dispatch", "--pool", "4", "--out", str(out)]
+    proc = subprocess.Popen([*cmd, "--sessions", "5000"], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (results.exists() and len(results.read_text().splitlines()) >= 3):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)  # polling for the file, not timing anything
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "sessions of this run kept" in err and "Traceback" not in err
+    kept = len(results.read_text().splitlines())
+    assert 3 <= kept < 5000
