@@ -188,6 +188,23 @@ class Started:
             assert time.monotonic() < deadline, f"{marker.name} never appeared"
             time.sleep(0.02)  # polls a file another process writes: no event crosses the boundary
 
+    def when_trace_has(self, kind: str, tool: str) -> None:
+        """Wait until the run's trace holds a ``kind`` event for ``tool`` (its line is written
+        when the event happens)."""
+        deadline = time.monotonic() + SLOW_START
+
+        def seen() -> bool:
+            try:
+                events = read_trace(self.trace)
+            except ValueError:  # the last line is being written
+                return False
+            return any(e.get("kind") == kind and e.get("tool") == tool for e in events)
+
+        while not seen():
+            assert self.proc.poll() is None, f"the run ended before its trace had {kind} of {tool}"
+            assert time.monotonic() < deadline, f"the trace never had {kind} of {tool}"
+            time.sleep(0.02)  # polls a file another process writes: no event crosses the boundary
+
     def finish(self) -> Run:
         out, err = self.proc.communicate(timeout=SLOW_START)
         return Run(self.proc.returncode, out, err, read_trace(self.trace), self.session_file)

@@ -132,6 +132,7 @@ def test_ctrl_c_while_a_gate_hangs_keeps_the_result_of_the_call_that_finished(fa
     env = {"FAULT_MARKER": str(marker), "FAULT_HANG": "greenroom_before_tool_execute"}
     started = faulty.start(config, "go", env=env)
     started.when_file_appears(marker)
+    started.when_trace_has("tool_result", "ping")  # on a loaded machine ping may still be running
     started.proc.send_signal(signal.SIGINT)
     run = started.finish()
     run.ended("cancelled", 130)
