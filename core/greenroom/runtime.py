@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from greenroom import events as ev
-from greenroom._support.redact import Secrets
+from greenroom._support.redact import Secrets, mask_json
 from greenroom.config import AgentConfig
 from greenroom.models import Model, ModelRequest, supports_native_tool_search
 from greenroom.plugins.host import PluginHost
@@ -228,17 +228,24 @@ class Runtime:
 
     # -- events ------------------------------------------------------------------------
     def _masked_event(self, event: ev.Event) -> ev.Event:
-        """The event with every secret the runtime knows masked in its text fields (a
-        plugin's error quoting a token, a tool's result, the error that ended a run)."""
+        """The event with every secret the runtime knows masked in its text and JSON fields
+        (a plugin's error quoting a token, a tool's result, the error that ended a run, a
+        call's arguments, the calls a model asked for)."""
         secrets = self.secrets
         if not secrets:
             return event
         changes = {}
         for field in attrs.fields(type(event)):
             value = getattr(event, field.name)
-            if field.init and isinstance(value, str) and value:
-                masked = secrets.mask(value)
+            if not field.init or not value:
+                continue
+            if isinstance(value, str):
+                masked: Any = secrets.mask(value)
                 if masked != value:
+                    changes[field.name] = masked
+            elif isinstance(value, (dict, list, tuple)):
+                masked = mask_json(value, secrets.mask)
+                if masked is not value:
                     changes[field.name] = masked
         return attrs.evolve(event, **changes) if changes else event
 

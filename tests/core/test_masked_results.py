@@ -79,3 +79,21 @@ async def test_a_known_secret_is_masked_in_structured_results_and_in_every_event
     for event in seen:  # the trace, the live view and observers read these
         assert TOKEN not in json.dumps(event.to_json(), default=str)
     assert any(e.kind == "error" and "***" in e.message for e in seen)
+
+
+async def test_a_known_secret_in_call_arguments_is_masked_in_every_event(make_runtime) -> None:
+    # the model pastes the token into a call: observers (the trace, tracing plugins) get it masked
+    rt = make_runtime(
+        [{"tool_calls": [{"name": "leaky", "arguments": {"mode": f"say {TOKEN}"}}]}, {"text": "done"}],
+        tools=[leaky],
+    )
+    rt.secrets.add(TOKEN)
+    seen: list[Any] = []
+    rt.events.subscribe(seen.append)
+    await rt.session().run("go")
+    dumped = json.dumps([e.to_json() for e in seen])
+    assert TOKEN not in dumped
+    (executed,) = [e for e in seen if e.kind == "tool_result"]
+    assert executed.arguments == {"mode": "say ***"}
+    (asked,) = [e for e in seen if e.kind == "response" and e.tool_calls]
+    assert asked.tool_calls[0]["arguments"] == {"mode": "say ***"}
