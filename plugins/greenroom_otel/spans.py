@@ -42,8 +42,8 @@ def model_parts(reference: str) -> tuple[str, str]:
 
 
 def cut(text: str, limit: int) -> str:
-    """Content for a span: with every secret the process knows masked (the events' text is
-    masked with the runtime's secrets already; arguments are structured and are not), and
+    """Content for a span: with every secret the process knows masked (the events' text and
+    JSON fields, arguments included, are masked with the runtime's secrets already), and
     its middle left out when it is over ``limit`` characters."""
     text = redact_known(text)
     if len(text) <= limit:
