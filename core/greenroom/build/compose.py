@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,6 +15,8 @@ from typing import Any, TypeVar
 from greenroom.build.findings import Findings, Level
 from greenroom.build.sources import as_tools, build_groups, build_mcp, build_tools, import_ref
 from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig, load_config, structure_plugin_config
+from greenroom.config.errors import UnsetVariableError
+from greenroom.config.loading import interpolate
 from greenroom.events import EventBus
 from greenroom.mcp.checks import check_mcp
 from greenroom.models import Model, ModelError, ModelRequest, ModelResponse, ProviderFactory
@@ -32,6 +35,8 @@ from greenroom.runtime import Runtime
 from greenroom.tools import FunctionTool, Tool
 from greenroom.tools.groups import ToolGroup
 from greenroom.tools.toolset import DuplicateToolError
+
+log = logging.getLogger("greenroom.build")
 
 T = TypeVar("T")
 
@@ -141,7 +146,19 @@ def model_from_config(
     """
     key = "agent.model"
     try:
-        model = build_model(cfg.agent.model, cfg.model, host, str(cfg.dir_of(key)))
+        options = interpolate(cfg.model, cfg.origins, "model")
+    except UnsetVariableError as exc:
+        # a gateway or an inspection never calls the model; a run does, and stops here
+        where = exc.file or cfg.origin(exc.path) or cfg.files[-1]
+        if offline:
+            log.warning("%s: %s: %s (the model is not used here)", where, exc.path, exc.message)
+            return UnbuiltModel(f"{exc.path}: {exc.message}")
+        if check is None:
+            raise
+        check.add(Level.WARNING, f"run needs it: {exc.message} (serve does not)", file=where, path=exc.path)
+        return UnbuiltModel(f"{exc.path}: {exc.message}")
+    try:
+        model = build_model(cfg.agent.model, options, host, str(cfg.dir_of(key)))
     except ConfigError as exc:
         key = exc.path or key
         raise ConfigError(exc.message, file=cfg.origin(key) or cfg.files[-1], path=key) from None

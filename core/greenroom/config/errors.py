@@ -26,3 +26,7 @@ class ConfigErrors(ConfigError):
 
     def __str__(self) -> str:
         return "\n".join(str(ConfigError(e.message, file=e.file, path=e.path)) for e in self.errors)
+
+
+class UnsetVariableError(ConfigError):
+    """A ``${VAR}`` whose environment variable is not set (and has no default)."""

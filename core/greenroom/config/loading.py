@@ -25,7 +25,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-from greenroom.config.errors import ConfigError, ConfigErrors
+from greenroom.config.errors import ConfigError, ConfigErrors, UnsetVariableError
 from greenroom.config.model import (
     PLUGIN_META_KEYS,
     AgentConfig,
@@ -150,7 +150,9 @@ def interpolate(value: Any, origins: Mapping[str, str], path: str = "", env: Map
                 return environ[name]
             if default is not None:
                 return default
-            raise ConfigError(f"environment variable {name} is not set", file=find_origin(origins, path), path=path)
+            raise UnsetVariableError(
+                f"environment variable {name} is not set", file=find_origin(origins, path), path=path
+            )
 
         return _ENV.sub(sub, value)
     if isinstance(value, dict):
@@ -282,7 +284,9 @@ def load_config(
     (``greenroom.build.compose`` structures them into each plugin's config class).
     """
     merged, origins, files = load_merged(path)
-    merged = interpolate(merged, origins, env=env)
+    # [model] is read only when the model is built (``greenroom.build.compose``): a gateway
+    # or an inspection never calls the model, and must not fail on its unset variables
+    merged = {k: v if k == "model" else interpolate(v, origins, k, env) for k, v in merged.items()}
     errors = schema_errors(merged, core_schema(), "", origins)
     plugins_table = merged.get("plugins", {}) if isinstance(merged.get("plugins"), dict) else {}
     sections = {k: v for k, v in plugins_table.items() if k not in PLUGIN_META_KEYS}

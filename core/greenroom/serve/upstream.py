@@ -1,9 +1,13 @@
 """The upstream MCP servers' prompts and resources, offered by the gateway under one roof.
 
 Prompts are named ``server__prompt``. Resources keep their URIs, unless two servers offer
-the same URI: then each is offered as ``greenroom://SERVER/<quoted uri>``. Asking for the
-lists starts the servers (they start lazily otherwise); a server that fails to start or
-has no prompts or resources offers none, and the others are still listed.
+the same URI: then each is offered as ``greenroom://SERVER/<quoted uri>``. Resource
+templates are named ``server__name`` and keep their URI templates, unless two servers offer
+the same one: then each is offered as ``greenroom://SERVER/<template>``. A read goes to the
+server that listed the URI, else the one its ``greenroom://SERVER/`` names, else the first
+server (in config order) one of whose templates matches it (RFC 6570, the SDK's matcher).
+Asking for the lists starts the servers (they start lazily otherwise); a server that fails
+to start or has no prompts or resources offers none, and the others are still listed.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ class Upstream:
     def __init__(self, servers: dict[str, McpServer]) -> None:
         self.servers = servers
         self._uris: dict[str, tuple[str, str]] = {}  # offered uri -> (server, its own uri)
+        self._templates: list[tuple[str, Any]] | None = None  # (server, UriTemplate), config order
 
     async def _each(self, capability: str, use: Callable[[Any], Awaitable[T]]) -> list[tuple[str, T]]:
         out: list[tuple[str, T]] = []
@@ -94,7 +99,33 @@ class Upstream:
 
     async def list_templates(self) -> list[mcp_types.ResourceTemplate]:
         listed = await self._each("resources", lambda s: s.list_resource_templates())
-        return [t for _, res in listed for t in res.resource_templates]
+        counts: dict[str, int] = {}
+        for _, res in listed:
+            for t in res.resource_templates:
+                counts[t.uri_template] = counts.get(t.uri_template, 0) + 1
+        out: list[mcp_types.ResourceTemplate] = []
+        matchers: list[tuple[str, Any]] = []
+        for srv, res in listed:
+            for t in res.resource_templates:
+                matcher = _matcher(t.uri_template)
+                if matcher is not None:
+                    matchers.append((srv, matcher))
+                offered = t.uri_template if counts[t.uri_template] == 1 else f"{_NS}{srv}/{t.uri_template}"
+                out.append(t.model_copy(update={"name": f"{srv}{SEP}{t.name}", "uri_template": offered}))
+        self._templates = matchers
+        return out
+
+    async def _by_template(self, uri: str) -> tuple[str, str] | None:
+        """The first server (config order) one of whose templates matches ``uri``."""
+        if self._templates is None:
+            await self.list_templates()
+        for srv, matcher in self._templates or ():
+            try:
+                if matcher.match(uri) is not None:
+                    return srv, uri
+            except ValueError:  # a URI over the matcher's length bound matches nothing
+                continue
+        return None
 
     def _route(self, uri: str) -> tuple[str, str] | None:
         known = self._uris.get(uri)
@@ -112,7 +143,9 @@ class Upstream:
             if not self._uris:
                 await self.list_resources()
                 route = self._route(uri)
-            if route is None and len(self.servers) == 1:  # a template's URI: one server can only mean that one
+            if route is None:
+                route = await self._by_template(uri)
+            if route is None and len(self.servers) == 1:  # one server can only mean that one
                 route = (next(iter(self.servers)), uri)
         if route is None:
             raise KeyError(f"no resource {uri!r}")
@@ -126,6 +159,17 @@ class Upstream:
 
 async def _noop(session: Any) -> None:
     return None
+
+
+def _matcher(template: str) -> Any:
+    """The SDK's RFC 6570 matcher for ``template``; None for one it cannot match by (two
+    multi-segment variables, say): that template is still listed, reads name its server."""
+    from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+
+    try:
+        return UriTemplate.parse(template)
+    except (InvalidUriTemplate, ValueError):
+        return None
 
 
 __all__ = ["SEP", "Upstream", "mcp_servers", "on_server"]

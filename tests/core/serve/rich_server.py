@@ -6,7 +6,9 @@ resource link, an embedded text resource, an embedded blob and audio; ``broken``
 error result; ``steps`` reports progress three times; ``crash`` ends the process
 mid-call; ``slow`` writes ``started`` to the file ``RICH_MARK_FILE`` names, waits, and
 writes ``cancelled`` there when cancelled. It
-also offers one prompt and two resources (``rich://notes``, ``rich://logo``).
+also offers one prompt, two resources (``rich://notes``, ``rich://logo``) and a resource
+template (``rich://days/{day}``, read as ``LABEL: uri``); ``RICH_PREFIX`` and ``RICH_LABEL``
+in the environment change the ``rich://`` and the label, to tell two servers apart.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEARKwAAIhYAQACABAAZGF0YQAAAAA="
-PREFIX = "rich://"
+PREFIX = os.environ.get("RICH_PREFIX", "rich://")
+LABEL = os.environ.get("RICH_LABEL", "rich")
 
 OBJ: dict[str, Any] = {"type": "object", "properties": {}}
 TOOLS = [
@@ -115,8 +118,15 @@ async def list_resources(ctx: Any, params: Any) -> t.ListResourcesResult:
     )
 
 
+async def list_templates(ctx: Any, params: Any) -> t.ListResourceTemplatesResult:
+    day = t.ResourceTemplate(uri_template=f"{PREFIX}days/{{day}}", name="day", mime_type="text/plain")
+    return t.ListResourceTemplatesResult(resource_templates=[day])
+
+
 async def read_resource(ctx: Any, params: t.ReadResourceRequestParams) -> t.ReadResourceResult:
     uri = str(params.uri)
+    if uri.startswith(f"{PREFIX}days/"):
+        return t.ReadResourceResult(contents=[t.TextResourceContents(uri=uri, text=f"{LABEL}: {uri}")])
     if uri.endswith("logo"):
         return t.ReadResourceResult(contents=[t.BlobResourceContents(uri=uri, blob=PNG, mime_type="image/png")])
     return t.ReadResourceResult(contents=[t.TextResourceContents(uri=uri, text="the notes", mime_type="text/plain")])
@@ -129,6 +139,7 @@ server = Server(
     on_list_prompts=list_prompts,
     on_get_prompt=get_prompt,
     on_list_resources=list_resources,
+    on_list_resource_templates=list_templates,
     on_read_resource=read_resource,
 )
 
