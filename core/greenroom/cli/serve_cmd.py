@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +25,14 @@ def serve_cmd(
     per_client: Annotated[
         bool, typer.Option("--per-client", help="Learn priors per client name (from initialize) too.")
     ] = False,
+    oauth_issuer: Annotated[
+        str | None,
+        typer.Option("--oauth-issuer", metavar="URL", help="Over HTTP, require access tokens of this issuer."),
+    ] = None,
+    oauth_audience: Annotated[
+        str | None,
+        typer.Option("--oauth-audience", metavar="URL", help="This gateway's URL, the audience tokens must name."),
+    ] = None,
 ) -> None:
     """Serve the config's tools as one MCP server: a tool search and the eager tools up
     front, every other tool found on demand, priors learned from every client's calls."""
@@ -38,19 +47,70 @@ def serve_cmd(
         token = os.environ.get(token_env)
         if not token:
             fail(f"--token-env {token_env}: the environment variable {token_env} is not set or empty")
-    gateway = _gateway(path, per_client)
+    oauth = _oauth(path, oauth_issuer, oauth_audience)
+    if oauth is not None:
+        if transport != "http":
+            fail("OAuth ([serve.oauth], --oauth-issuer) applies to --transport http only")
+        if token is not None:
+            fail("--token-env and OAuth exclude each other: keep --token-env for loopback, OAuth beyond it")
+    elif transport == "http" and token is None and not _loopback(host):
+        print(
+            f"greenroom serve: warning: listening on {host} without authentication: anyone who reaches it "
+            "can call every tool (see docs/security.md)",
+            file=sys.stderr,
+        )
+    gateway = _gateway(path, per_client, oauth)
     try:
         if transport == "http":
             from greenroom.serve import serve_http
 
-            anyio.run(lambda: serve_http(gateway, host=host, port=port, token=token))
+            anyio.run(lambda: serve_http(gateway, host=host, port=port, token=token, oauth=oauth))
         else:
             anyio.run(_stdio_until_signal, gateway)
     except KeyboardInterrupt:
         pass
 
 
-def _gateway(path: Path, per_client: bool) -> Any:
+def _oauth(path: Path, issuer: str | None, audience: str | None) -> Any:
+    """The OAuth settings: ``[serve.oauth]`` with the flags over it; None without either."""
+    import attrs
+
+    from greenroom.config import ConfigError, ConfigErrors
+    from greenroom.config.model import ServeOAuthConfig
+    from greenroom.serve.oauth import OAuthSetupError, check_settings, serve_section
+
+    try:
+        section = serve_section(str(path)).oauth
+    except (ConfigError, ConfigErrors) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{path}: {exc}")
+    if section is None and issuer is None and audience is None:
+        return None
+    if section is None:
+        if issuer is None or audience is None:
+            fail("OAuth needs both --oauth-issuer and --oauth-audience (or a [serve.oauth] section)")
+        section = ServeOAuthConfig(issuer=issuer, audience=audience)
+    else:
+        section = attrs.evolve(section, issuer=issuer or section.issuer, audience=audience or section.audience)
+    try:
+        import jwt  # noqa: F401  (the access tokens' checks)
+    except ImportError:
+        fail("OAuth needs PyJWT with its crypto: pip install 'greenroom[oauth]'")
+    where = "[serve.oauth]" if issuer is None and audience is None else "OAuth settings"
+    try:
+        return check_settings(section, where)
+    except OAuthSetupError as exc:
+        fail(str(exc))
+
+
+def _loopback(host: str) -> bool:
+    from greenroom.serve.oauth import is_loopback
+
+    return is_loopback(host)
+
+
+def _gateway(path: Path, per_client: bool, oauth: Any = None) -> Any:
     from greenroom.build.compose import build_runtime
     from greenroom.config import ConfigError
 
@@ -60,6 +120,10 @@ def _gateway(path: Path, per_client: bool) -> Any:
         fail(str(exc))
     except Exception as exc:  # a plugin failing to start must not print a traceback
         fail(f"{type(exc).__name__}: {exc}")
+    if oauth is not None:
+        from greenroom.serve.views import CallerGateway, ScopeRules
+
+        return CallerGateway(rt, ScopeRules(oauth.scopes), per_principal=oauth.per_principal, per_client=per_client)
     from greenroom.serve import Gateway
 
     return Gateway(rt, per_client=per_client)

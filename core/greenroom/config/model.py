@@ -184,6 +184,46 @@ class SessionConfig:
 
 
 @attrs.frozen
+class ServeOAuthConfig:
+    """OAuth 2.1 for ``greenroom serve --transport http``: the gateway as a resource server.
+
+    Args:
+        issuer: The authorization server's issuer URL; its metadata names the keys (JWKS)
+            that sign access tokens. https, or http on loopback only.
+        audience: This gateway's URL as clients reach it (the RFC 8707 resource); a token
+            whose ``aud`` does not name it is refused.
+        required_scopes: Scopes every token must carry (403 otherwise).
+        scopes: Per scope, the tools a caller without it never sees nor runs: tool-name
+            globs, ``group:NAME`` or ``mcp:SERVER``.
+        per_principal: Learn priors per principal (the token's ``sub``), as ``--per-client``
+            does per client name.
+        jwks_url: The issuer's key set, when its metadata does not say it.
+        algorithms: Signing algorithms accepted (never ``none`` nor HMAC).
+        leeway: Seconds of clock skew allowed on ``exp`` and ``nbf``.
+    """
+
+    issuer: str
+    audience: str
+    required_scopes: tuple[str, ...] = ()
+    scopes: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    per_principal: bool = False
+    jwks_url: str | None = None
+    algorithms: tuple[str, ...] = ("RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA")
+    leeway: float = attrs.field(default=30.0, validator=attrs.validators.ge(0))
+
+
+@attrs.frozen
+class ServeConfig:
+    """What ``greenroom serve`` reads beside the runtime.
+
+    Args:
+        oauth: OAuth 2.1 over HTTP: who may call the gateway, and what each caller sees.
+    """
+
+    oauth: ServeOAuthConfig | None = None
+
+
+@attrs.frozen
 class RuntimeConfig:
     """A whole composed runtime (plugin sections are kept by plugin name)."""
 
@@ -252,6 +292,7 @@ def core_schema() -> dict[str, Any]:
                 "additionalProperties": {"type": "object"},
             },
             "session": schema_for_attrs(SessionConfig),
+            "serve": schema_for_attrs(ServeConfig),
         },
         "additionalProperties": False,
     }

@@ -82,6 +82,9 @@ class HiddenBy(enum.Enum):
     UNJUDGED = "unjudged"
     """A group's load brought it, and ``greenroom_hidden_tools`` failed to judge it (fail
     closed: the rule names the group)."""
+    CALLER = "caller"
+    """The run's caller lacks the scope a rule requires (a gateway client's OAuth token,
+    ``[serve.oauth.scopes]``); the rule names the scope and the pattern."""
 
 
 @attrs.frozen
@@ -97,6 +100,8 @@ class HideReason:
             return f"policy deny {self.rule!r}"
         if self.by is HiddenBy.NOT_ALLOWED:
             return f"policy allow has no match ({self.rule})"
+        if self.by is HiddenBy.CALLER:
+            return f"the caller lacks scope {self.rule}"
         if self.by is HiddenBy.UNJUDGED:
             return f"loaded with group {self.rule!r}, and a hidden-tools hook failed to judge it"
         return f"plugin {self.rule!r}"

@@ -5,15 +5,18 @@ The universe is every tool a model could reach: loaded tools, and the tools grou
 MCP servers declare before they load (catalogs, cached listings). A group whose tools
 are all named ``prefix...`` (an MCP server's prefixed names) is hidden whole when the
 policy hides every such name, before it is ever started. A group's load that brings
-tools its catalog did not name gets those judged too.
+tools its catalog did not name gets those judged too. A run may also be restricted
+(``Scoping.restrict``, a gateway caller's view): its filter is applied beside the policy
+everywhere the policy is.
 """
 
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Iterable, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from greenroom import events as ev
 from greenroom.failures import PluginHookError
@@ -30,6 +33,18 @@ if TYPE_CHECKING:
 log = logging.getLogger("greenroom")
 
 
+class RunFilter(Protocol):
+    """More that one run may not use, beside the policy (a gateway caller's view)."""
+
+    def tool_hidden(self, name: str, group: str | None) -> HideReason | None:
+        """Why the tool ``name`` (of ``group``, when known) is hidden, or None."""
+        ...
+
+    def group_hidden(self, group: str) -> HideReason | None:
+        """Why every tool of the group ``group`` is hidden, or None."""
+        ...
+
+
 class Scoping:
     """Works out each run's scope for one runtime, keeping the policy's answer per name
     (the policy does not change while the runtime lives)."""
@@ -38,6 +53,23 @@ class Scoping:
         self._rt = runtime
         self.policy = policy
         self._verdicts: dict[str, HideReason | None] = {}
+        self._filters: weakref.WeakKeyDictionary[RunContext, RunFilter] = weakref.WeakKeyDictionary()
+
+    def restrict(self, ctx: RunContext, judge: RunFilter) -> None:
+        """Hide more from one run than the policy does, wherever the policy applies; set
+        before the run starts (its scope is worked out with it)."""
+        self._filters[ctx] = judge
+
+    def _filtered(self, ctx: RunContext, tools: Iterable[tuple[str, str | None]]) -> list[tuple[str, HideReason]]:
+        judge = self._filters.get(ctx)
+        if judge is None:
+            return []
+        out: list[tuple[str, HideReason]] = []
+        for name, group in tools:
+            why = judge.tool_hidden(name, group)
+            if why is not None:
+                out.append((name, why))
+        return out
 
     def universe(self) -> list[ToolDescriptor]:
         """Every usable tool the runtime knows: loaded ones, then group tools not loaded
@@ -88,8 +120,12 @@ class Scoping:
         universe = self.universe()
         # unusable tools too: the error a call to one gets would name it
         ctx.scope.hide(self.policy_hides(chain((d.name for d in universe), rt.tools.unusable)))
+        judge = self._filters.get(ctx)
+        if judge is not None:
+            named = chain(((d.name, d.group) for d in universe), ((n, None) for n in rt.tools.unusable))
+            ctx.scope.hide(self._filtered(ctx, named))
         for g in rt.groups.values():
-            why = self.group_hidden(g)
+            why = self.group_hidden(g) or (judge.group_hidden(g.id) if judge is not None else None)
             if why is not None:
                 ctx.scope.hide_group(g.id, why)
         ctx.scope.hide(await self.plugins_hide(ctx, universe))
@@ -104,6 +140,7 @@ class Scoping:
         if not new:
             return
         ctx.scope.hide(self.policy_hides(d.name for d in new))
+        ctx.scope.hide(self._filtered(ctx, ((d.name, d.group or group.id) for d in new)))
         try:
             hidden = await self.plugins_hide(ctx, new)
         except BaseException:
@@ -142,4 +179,4 @@ def keep_in_scope(ctx: RunContext, draft: RequestDraft) -> None:
         draft.deferred = draft.deferred - hidden
 
 
-__all__ = ["Scoping", "keep_in_scope"]
+__all__ = ["RunFilter", "Scoping", "keep_in_scope"]

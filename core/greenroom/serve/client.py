@@ -23,6 +23,7 @@ from greenroom.config import AgentConfig
 from greenroom.failures import PluginHookError, first_error
 from greenroom.models import ModelRequest
 from greenroom.run.context import RunContext, RunKind
+from greenroom.serve.caller import Caller, current_caller
 from greenroom.tools import ToolDescriptor, ToolResult
 
 if TYPE_CHECKING:
@@ -60,10 +61,16 @@ class ClientRun:
     """The run of one connected client. ``ready`` before anything, ``end`` once."""
 
     def __init__(self, runtime: Runtime, *, client_name: str | None = None) -> None:
+        made_for = current_caller.get()  # an OAuth caller's view and principal (greenroom.serve.views)
+        self.caller: Caller | None = made_for.caller if made_for is not None else None
+        if made_for is not None and made_for.per_principal:
+            client_name = f"{made_for.caller.name}.{client_name}" if client_name else made_for.caller.name
         self.client_name = client_name
         self.session = runtime.session()
         agent = agent_for(runtime, client_name) if client_name else runtime.agent
         self.run = runtime.start_run(self.session, kind=RunKind.CLIENT, agent=agent)
+        if made_for is not None and made_for.hidden is not None:
+            runtime.scoping.restrict(self.run.ctx, made_for.hidden)  # before its scope is worked out
         self.view = ClientView((), "")
         self.calls_made = 0
         self._lock = anyio.Lock()  # the phases of one client's steps never interleave

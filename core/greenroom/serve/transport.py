@@ -2,8 +2,11 @@
 
 Over HTTP the gateway binds where it is told (loopback by default); with a token every
 request must carry ``Authorization: Bearer <token>``, else it is answered 401 before
-the MCP layer sees it. Either way the gateway ends cleanly: every client's run ends (what
-the plugins learned is kept) and the upstream servers stop.
+the MCP layer sees it. With OAuth (``greenroom.serve.oauth``) every request must carry an
+access token of the issuer for this gateway, checked by the SDK's bearer middleware, and
+the Protected Resource Metadata is served beside the endpoint. Either way the gateway
+ends cleanly: every client's run ends (what the plugins learned is kept) and the
+upstream servers stop.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 
+from greenroom.config.model import ServeOAuthConfig
 from greenroom.serve.gateway import Gateway
 
 Scope = MutableMapping[str, Any]
@@ -78,14 +82,24 @@ async def serve_http(
     port: int = 8765,
     path: str = "/mcp",
     token: str | None = None,
+    oauth: ServeOAuthConfig | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> None:
     """Serve any number of clients over streamable HTTP until interrupted."""
     import uvicorn
 
+    if token is not None and oauth is not None:
+        raise ValueError("a static token and OAuth exclude each other")
     try:
         await gateway.prepare()
-        app: ASGIApp = gateway.server.streamable_http_app(streamable_http_path=path, host=host)
+        if oauth is not None:
+            from greenroom.serve.oauth import JwtVerifier, auth_settings
+
+            app: ASGIApp = gateway.server.streamable_http_app(
+                streamable_http_path=path, host=host, auth=auth_settings(oauth), token_verifier=JwtVerifier(oauth)
+            )
+        else:
+            app = gateway.server.streamable_http_app(streamable_http_path=path, host=host)
         if token is not None:
             app = BearerAuth(app, token)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")

@@ -1,0 +1,160 @@
+"""A real OAuth authorization server on loopback for the OAuth tests: the npm package
+``oauth2-mock-server`` driven by ``oauth_as.mjs`` (tokens whose audience is the RFC 8707
+resource asked for, dynamic client registration, test controls).
+
+``.ci/run`` installs the package into ``.ci/node`` and names it in ``GREENROOM_OAUTH_MOCK``;
+outside CI the tests skip with the command that installs it when it is not there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gr_testutil import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = Path(__file__).resolve().parent / "oauth_as.mjs"
+PACKAGE = ROOT / ".ci" / "node" / "node_modules" / "oauth2-mock-server"
+INSTALL = "npm install --prefix .ci/node --no-audit --no-fund oauth2-mock-server@9.3.0"
+
+
+def mock_package() -> Path:
+    """The package's folder, or a skip (a failure in CI) saying how to install it."""
+    found = Path(os.environ.get("GREENROOM_OAUTH_MOCK") or PACKAGE)
+    in_ci = bool(os.environ.get("GREENROOM_CI") or os.environ.get("CI"))
+    if shutil.which("node") is None:
+        if in_ci:
+            pytest.fail("Node.js is not installed: the OAuth tests need it for oauth2-mock-server")
+        pytest.skip("needs Node.js (for the oauth2-mock-server authorization server)")
+    if not (found / "dist" / "index.mjs").exists():
+        if in_ci:
+            pytest.fail(f"oauth2-mock-server is not installed: .ci/run installs it ({INSTALL})")
+        pytest.skip(f"needs oauth2-mock-server: {INSTALL}")
+    return found
+
+
+class AuthServer:
+    """``oauth_as.mjs`` as a subprocess; ``issuer`` once it said it is ready."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.issuer = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "OAUTH2_MOCK_SERVER": str(mock_package())}
+        self.proc = subprocess.Popen(
+            ["node", str(SCRIPT), str(self.port)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+        self.output: list[str] = []
+        ready = threading.Event()
+
+        def read() -> None:
+            assert self.proc.stdout is not None
+            for raw in self.proc.stdout:
+                line = raw.decode(errors="replace")
+                self.output.append(line)
+                if line.startswith("ready "):
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        ready.wait(30)
+        if self.proc.poll() is not None or not any(s.startswith("ready ") for s in self.output):
+            self.stop()
+            raise RuntimeError("the authorization server did not start:\n" + "".join(self.output))
+
+    def token(
+        self,
+        resource: str | None,
+        scope: str = "",
+        *,
+        sub: str = "alice",
+        ttl: int | None = None,
+        client_id: str = "test-client",
+    ) -> str:
+        """An access token from the client-credentials grant, for ``resource``."""
+        import httpx2
+
+        data: dict[str, Any] = {"grant_type": "client_credentials", "client_id": client_id, "sub": sub}
+        if resource is not None:
+            data["resource"] = resource
+        if scope:
+            data["scope"] = scope
+        if ttl is not None:
+            data["ttl"] = str(ttl)
+        response = httpx2.post(f"{self.issuer}/token", data=data, timeout=10)
+        response.raise_for_status()
+        return str(response.json()["access_token"])
+
+    def control(self, **settings: Any) -> None:
+        import httpx2
+
+        httpx2.post(f"{self.issuer}/test/control", json=settings, timeout=10).raise_for_status()
+
+    def grants(self) -> list[dict[str, Any]]:
+        import httpx2
+
+        response = httpx2.get(f"{self.issuer}/test/grants", timeout=10)
+        response.raise_for_status()
+        return list(response.json())
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+class OAuthGateway:
+    """``greenroom serve --transport http`` with OAuth, its audience its own URL."""
+
+    def __init__(self, config: Path, issuer: str, *extra: str, env: dict[str, str] | None = None) -> None:
+        import signal
+        import sys
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        argv = [sys.executable, "-m", "greenroom.cli", "serve", str(config), "--transport", "http"]
+        argv += ["--port", str(self.port), "--oauth-issuer", issuer, "--oauth-audience", self.url, *extra]
+        self._signal = signal.SIGTERM
+        self.proc = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
+        )
+        self.stderr: list[str] = []
+        ready = threading.Event()
+
+        def read() -> None:
+            assert self.proc.stderr is not None
+            for raw in self.proc.stderr:
+                line = raw.decode(errors="replace")
+                self.stderr.append(line)
+                if "listening on" in line:
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        ready.wait(60)
+        if self.proc.poll() is not None or not any("listening on" in s for s in self.stderr):
+            self.stop()
+            raise RuntimeError("greenroom serve did not start:\n" + "".join(self.stderr))
+
+    def stop(self) -> int | None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(self._signal)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        return self.proc.returncode
