@@ -120,9 +120,11 @@ def place(
         for name, p in modes.items():
             if p.mode == "deferred" and not p.source.keeps_deferred:
                 modes[name] = Placement("eager", PlacementSource.INACTIVE, f"inactive ({act.why})")
-    elif config.prior_eager and priors.loaded:
+    if config.prior_eager and priors.loaded:
+        # also when deferral is inactive: a group's tools stay deferred then, and priors
+        # still start the ones the agent uses eager
         for d in would_defer:
-            if not modes[d.name].source.yields_to_priors:
+            if modes[d.name].mode != "deferred" or not modes[d.name].source.yields_to_priors:
                 continue
             if held is not None:
                 if d.name in held:

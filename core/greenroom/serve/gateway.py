@@ -1,13 +1,18 @@
 """The gateway's MCP server: what each request of a client becomes in greenroom.
 
-Every client connection gets its own run (``greenroom.serve.client``), started on its
-first request after ``initialize`` and ended when the connection closes; all of them share
-the one runtime (its upstream connections, its plugins, what they learn). ``tools/list``
-is the tools the client's current step would send a model; a call goes through
-greenroom's call path and its result keeps the upstream content as it was sent. When a
-call changes the tools (a strategy that adds the tools a search found), the client is
-told with ``notifications/tools/list_changed``. Each request is observed by the plugins'
-``greenroom_serve_request`` (a tracer's server span) in the task that handles it.
+A 2025-11-25 client connection gets its own run (``greenroom.serve.client``), started on
+its first request after ``initialize`` and ended when the connection closes. A 2026-07-28
+request has no session: it uses the run the gateway keeps for its caller
+(``greenroom.serve.sessions``). All runs share the one runtime (its upstream
+connections, its plugins, what they learn). ``tools/list`` is the tools the client's
+current step would send a model; for a 2026-07-28 caller, whose list must not change
+from request to request, the first step's. A call goes through greenroom's call path and
+its result keeps the upstream content as it was sent. When a call changes a 2025-11-25
+client's tools (a strategy that adds the tools a search found), it is told with
+``notifications/tools/list_changed``; 2026-07-28 callers hear of changed lists through
+``subscriptions/listen``. Lists come in pages with honest cache hints (``pages``). Each
+request is observed by the plugins' ``greenroom_serve_request`` (a tracer's server span)
+in the task that handles it.
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ import anyio
 
 from greenroom.mcp.observe import McpRequest, header_map, observed
 from greenroom.mcp.sdk import mcp_types
-from greenroom.serve.client import ClientRun
+from greenroom.serve.client import ClientRun, ClientView
+from greenroom.serve.pages import NOT_CACHEABLE, SHARED_TTL_MS, UPSTREAM_TTL_MS, CursorError, Freshness, page
 from greenroom.serve.results import to_call_result, to_mcp_tool
+from greenroom.serve.sessions import LogicalRuns
 from greenroom.serve.upstream import Upstream, mcp_servers
 from greenroom.tools.base import Progress, progress_listener
 
@@ -42,11 +49,21 @@ class Gateway:
     """One runtime served to any number of MCP clients."""
 
     def __init__(self, runtime: Runtime, *, per_client: bool = False, name: str = "greenroom") -> None:
+        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+
         self.runtime = runtime
         self.per_client = per_client
         self.upstream = Upstream(mcp_servers(runtime))
         self.clients: set[ClientRun] = set()
+        self.logical = LogicalRuns(lambda name: ClientRun(self.runtime, client_name=name), self._end)
+        self.first_views: dict[ClientRun, ClientView] = {}
+        self.last_listed: dict[str, tuple[str, ...]] = {}  # caller key -> tools/list it was given last
         self.instructions = ""
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self.caller_dependent = per_client
+        """Whether what a caller is offered depends on who it is (priors per client, views
+        by scope): then its cached lists are ``private``."""
         self.server = self._build(name)
 
     async def prepare(self) -> None:
@@ -60,6 +77,8 @@ class Gateway:
     async def aclose(self) -> None:
         """End every client's run still open (so what was learned is kept), then the runtime."""
         with anyio.CancelScope(shield=True):
+            self.listen.close()
+            await self.logical.end_all()
             for run in list(self.clients):
                 await self._end(run)
             await self.runtime.aclose()
@@ -74,6 +93,13 @@ class Gateway:
         if run is None:
             params = conn.client_params
             name = params.client_info.name if params is not None and self.per_client else None
+            if _sessionless(conn):
+                key = f"client:{name}" if name else "*"
+                run = await self.logical.run_for(key, name)
+                conn.state[_STATE_KEY] = run
+                await run.ready()
+                await self._first_view(key, run)
+                return run
             run = ClientRun(self.runtime, client_name=name)
             conn.state[_STATE_KEY] = run
             self.clients.add(run)
@@ -81,8 +107,29 @@ class Gateway:
         await run.ready()
         return run
 
+    async def _first_view(self, key: str, run: ClientRun) -> None:
+        """Keep a kept run's first view (what its caller lists); when a new run's differs
+        from what the caller was offered before, tell listeners the tools changed."""
+        if run in self.first_views:
+            return
+        self.first_views[run] = run.view
+        names = run.view.tool_names()
+        before = self.last_listed.get(key)
+        self.last_listed[key] = names
+        if before is not None and before != names:
+            await self._publish_tools_changed()
+
+    async def _publish_tools_changed(self) -> None:
+        from mcp.shared.subscriptions import ToolsListChanged
+
+        try:
+            await self.bus.publish(ToolsListChanged())
+        except Exception:  # listeners refetch on their own when a stream drops
+            log.debug("could not publish tools/list_changed", exc_info=True)
+
     async def _end(self, run: ClientRun) -> None:
         self.clients.discard(run)
+        self.first_views.pop(run, None)
         try:
             await run.end()
         except Exception:  # one client's end never stops the others' or the gateway's
@@ -111,7 +158,20 @@ class Gateway:
     ) -> mcp_types.ListToolsResult:
         with self.observed(ctx, "tools/list"):
             run = await self.client(ctx)
-            return mcp_types.ListToolsResult(tools=[to_mcp_tool(d) for d in run.view.tools])
+            sessionless = _sessionless(ctx.session._connection)
+            view = self.first_views.get(run, run.view) if sessionless else run.view
+            tools, following = _page(view.tools, params)
+            fresh = self._freshness(sessionless)
+            listed = [to_mcp_tool(d) for d in tools]
+            return mcp_types.ListToolsResult(
+                tools=listed, next_cursor=following, ttl_ms=fresh.ttl_ms, cache_scope=fresh.scope
+            )
+
+    def _freshness(self, sessionless: bool) -> Freshness:
+        """What a caller may cache of ``tools/list`` (see ``greenroom.serve.pages``)."""
+        if not sessionless:
+            return NOT_CACHEABLE  # a connection's list changes with its calls; it is told when
+        return Freshness(SHARED_TTL_MS, "private" if self.caller_dependent else "public")
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
@@ -136,7 +196,10 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListPromptsResult:
         with self.observed(ctx, "prompts/list"):
-            return mcp_types.ListPromptsResult(prompts=await self.upstream.list_prompts())
+            prompts, following = _page(await self.upstream.list_prompts(), params)
+            return mcp_types.ListPromptsResult(
+                prompts=list(prompts), next_cursor=following, ttl_ms=UPSTREAM_TTL_MS, cache_scope="public"
+            )
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.GetPromptRequestParams
@@ -151,13 +214,19 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListResourcesResult:
         with self.observed(ctx, "resources/list"):
-            return mcp_types.ListResourcesResult(resources=await self.upstream.list_resources())
+            resources, following = _page(await self.upstream.list_resources(), params)
+            return mcp_types.ListResourcesResult(
+                resources=list(resources), next_cursor=following, ttl_ms=UPSTREAM_TTL_MS, cache_scope="public"
+            )
 
     async def list_templates(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListResourceTemplatesResult:
         with self.observed(ctx, "resources/templates/list"):
-            return mcp_types.ListResourceTemplatesResult(resource_templates=await self.upstream.list_templates())
+            templates, following = _page(await self.upstream.list_templates(), params)
+            return mcp_types.ListResourceTemplatesResult(
+                resource_templates=list(templates), next_cursor=following, ttl_ms=UPSTREAM_TTL_MS, cache_scope="public"
+            )
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
@@ -199,8 +268,23 @@ class Gateway:
             version=__version__,
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
+            on_subscriptions_listen=self.listen,
             **prompts,
         )
+
+
+def _sessionless(conn: Any) -> bool:
+    """Whether the connection speaks a revision without sessions (2026-07-28 and later)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return conn.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def _page(items: Any, params: mcp_types.PaginatedRequestParams | None) -> tuple[Any, str | None]:
+    try:
+        return page(items, params.cursor if params is not None else None)
+    except CursorError as exc:
+        raise _invalid(str(exc)) from None
 
 
 def _invalid(message: str) -> Exception:

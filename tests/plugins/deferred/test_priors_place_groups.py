@@ -75,3 +75,20 @@ async def test_a_rule_still_wins_over_priors(make_runtime) -> None:
     await session.run("go")
     assert session.state[DeferralState].modes["srv_t03"].source is PlacementSource.RULE
     assert "srv_t03" not in [d.name for d in rt.model.requests[0].tools]
+
+
+async def test_with_deferral_inactive_a_learned_group_tool_still_starts_eager(make_runtime) -> None:
+    # too few tools to defer: plain tools go eager, a group's stay deferred, and priors
+    # still start the group tool the agent uses eager
+    plugin = DeferredToolsPlugin(DeferredConfig(min_tools=500))  # automatic: off for so few tools
+    rt = make_runtime([{"text": "done"}], plugins=[Learned(), plugin])
+    rt.groups["srv"] = server()
+    request = await rt.preview()
+    names = [d.name for d in request.tools]
+    assert "srv_t03" in names and "srv_t04" not in names
+    session = rt.session()
+    await session.run("go")
+    st = session.state[DeferralState]
+    assert not st.active
+    assert st.modes["srv_t03"].source is PlacementSource.PRIOR
+    assert st.modes["srv_t04"].mode == "deferred"

@@ -1,0 +1,119 @@
+"""Runs for clients without a session (MCP 2026-07-28): one run per caller, kept across
+its requests for a while.
+
+A 2025-11-25 client holds a connection, and its run lasts as long as the connection.
+A 2026-07-28 request is self-contained: no handshake, no session id, a fresh connection
+per request. A run per request would fold every single call into the priors as a whole
+session of its own, and lose what a search found before the call that uses it. So the
+gateway keeps one *logical* run per caller (the principal when the gateway knows who is
+calling, the client's name with ``--per-client``, else one for every such client) and
+ends it, so that what it learned is kept, once it has been idle for ``IDLE_SECONDS``,
+has lasted ``MAX_AGE_SECONDS`` or made ``MAX_CALLS`` calls (operators change them with
+the ``ENV`` variables); the caller's next request starts a new one. Ending happens at
+that next request or when the gateway stops.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping
+
+import attrs
+
+from greenroom.serve.client import ClientRun
+
+IDLE_SECONDS = 300.0
+MAX_AGE_SECONDS = 1800.0
+MAX_CALLS = 200
+MAX_CALLERS = 10_000
+"""Logical runs kept at once; past it the least recently used is ended first."""
+
+ENV = {
+    "idle": "GREENROOM_SERVE_SESSION_IDLE",
+    "age": "GREENROOM_SERVE_SESSION_AGE",
+    "calls": "GREENROOM_SERVE_SESSION_CALLS",
+}
+"""Environment variables an operator sets the three limits with (seconds, seconds, calls)."""
+
+
+@attrs.frozen
+class Limits:
+    idle: float = IDLE_SECONDS
+    age: float = MAX_AGE_SECONDS
+    calls: int = MAX_CALLS
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        """The limits, each from its variable when it holds a positive number, else the default."""
+        env = os.environ if environ is None else environ
+        values: dict[str, float] = {}
+        for field, var in ENV.items():
+            try:
+                value = float(env.get(var, ""))
+            except ValueError:
+                continue
+            if value > 0:
+                values[field] = value
+        calls = int(values.pop("calls", MAX_CALLS))
+        return cls(calls=calls, **values)
+
+
+@attrs.define
+class Held:
+    run: ClientRun
+    started: float
+    used: float
+
+
+class LogicalRuns:
+    """The kept runs of sessionless callers, by caller key."""
+
+    def __init__(
+        self,
+        make: Callable[[str | None], ClientRun],
+        end: Callable[[ClientRun], Awaitable[None]],
+        limits: Limits | None = None,
+    ) -> None:
+        self._make = make
+        self._end = end
+        self._held: dict[str, Held] = {}
+        self.limits = limits or Limits.from_env()
+        self.clock: Callable[[], float] = time.monotonic
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def _spent(self, held: Held, now: float) -> bool:
+        lim = self.limits
+        return now - held.used > lim.idle or now - held.started > lim.age or held.run.calls_made >= lim.calls
+
+    async def run_for(self, key: str, client_name: str | None) -> ClientRun:
+        """The caller's run: the one kept for ``key`` unless it is spent, else a new one."""
+        now = self.clock()
+        held = self._held.get(key)
+        if held is not None and self._spent(held, now):
+            del self._held[key]
+            await self._end(held.run)
+            held = None
+        if held is None:
+            while len(self._held) >= MAX_CALLERS:  # bounded: the least recently used goes first
+                oldest = min(self._held, key=lambda k: self._held[k].used)
+                await self._end(self._held.pop(oldest).run)
+            held = self._held[key] = Held(self._make(client_name), now, now)
+        held.used = now
+        return held.run
+
+    async def end_spent(self) -> None:
+        """End every kept run that is spent (idle, old or full)."""
+        now = self.clock()
+        for key in [k for k, h in self._held.items() if self._spent(h, now)]:
+            await self._end(self._held.pop(key).run)
+
+    async def end_all(self) -> None:
+        while self._held:
+            _, held = self._held.popitem()
+            await self._end(held.run)
+
+
+__all__ = ["ENV", "IDLE_SECONDS", "MAX_AGE_SECONDS", "MAX_CALLS", "Limits", "LogicalRuns"]
