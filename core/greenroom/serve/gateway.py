@@ -94,7 +94,7 @@ class Gateway:
             params = conn.client_params
             name = params.client_info.name if params is not None and self.per_client else None
             if _sessionless(conn):
-                key = f"client:{name}" if name else "*"
+                key = self.caller_key(name)
                 run = await self.logical.run_for(key, name)
                 conn.state[_STATE_KEY] = run
                 await run.ready()
@@ -106,6 +106,11 @@ class Gateway:
             conn.exit_stack.push_async_callback(self._end, run)
         await run.ready()
         return run
+
+    def caller_key(self, client_name: str | None) -> str:
+        """Whose kept run a sessionless request uses: the client's (``--per-client``) or
+        everyone's. A gateway that knows the caller keys by its principal too."""
+        return f"client:{client_name}" if client_name else "*"
 
     async def _first_view(self, key: str, run: ClientRun) -> None:
         """Keep a kept run's first view (what its caller lists); when a new run's differs
