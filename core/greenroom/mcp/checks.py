@@ -10,8 +10,9 @@ from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig
 
 
 def check_mcp(cfg: RuntimeConfig) -> None:
-    """Exactly one of command and url, and a unique non-empty name (it becomes the group
-    id and the tool prefix). Every bad server is reported at once, as ``ConfigErrors``."""
+    """Exactly one of command and url, an http(s) url with a host, and a unique non-empty
+    name (it becomes the group id and the tool prefix). Every bad server is reported at
+    once, as ``ConfigErrors``."""
     errors: list[ConfigError] = []
     seen: dict[str, int] = {}
     for i, server in enumerate(cfg.tools.mcp):
@@ -32,6 +33,14 @@ def check_mcp(cfg: RuntimeConfig) -> None:
                     path=where,
                 )
             )
+        if server.url and not server.command:
+            problem = url_problem(server.url)
+            if problem:
+                errors.append(
+                    ConfigError(
+                        f"server {server.name!r}: {problem}", file=cfg.origin(f"{where}.url"), path=f"{where}.url"
+                    )
+                )
         if not server.name.strip():
             errors.append(ConfigError("must not be empty", file=cfg.origin(f"{where}.name"), path=f"{where}.name"))
         elif server.name in seen:
@@ -48,4 +57,23 @@ def check_mcp(cfg: RuntimeConfig) -> None:
         raise ConfigErrors(errors)
 
 
-__all__ = ["check_mcp"]
+def url_problem(url: str) -> str | None:
+    """What is wrong with a server's ``url`` (None when it is an http(s) URL with a host)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError as exc:
+        return f"url {url!r} is not a URL ({exc})"
+    if parts.scheme in ("ws", "wss"):
+        return (
+            f"url {url!r}: WebSocket servers are not supported; "
+            "give the server's streamable-HTTP endpoint (http:// or https://)"
+        )
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"url {url!r} must be an http:// or https:// URL with a host, such as https://mcp.example.com/mcp"
+    return None
+
+
+__all__ = ["check_mcp", "url_problem"]

@@ -296,8 +296,18 @@ async def test_inject_adds_a_loaded_mcp_tool_to_the_tools_array(tmp_path: Path, 
         ('name = "neither"\n', "tools.mcp[1]", "server 'neither' needs 'command' (a stdio server) or 'url'"),
         ('name = "time"\ncommand = "x"\n', "tools.mcp[1].name", "another MCP server is already named 'time'"),
         ('name = ""\ncommand = "x"\n', "tools.mcp[1].name", "must not be empty"),
+        (
+            'name = "socket"\nurl = "ws://127.0.0.1:9/mcp"\n',
+            "tools.mcp[1].url",
+            "server 'socket': url 'ws://127.0.0.1:9/mcp': WebSocket servers are not supported",
+        ),
+        (
+            'name = "path"\nurl = "/mcp"\n',
+            "tools.mcp[1].url",
+            "server 'path': url '/mcp' must be an http:// or https:// URL with a host",
+        ),
     ],
-    ids=["both", "neither", "duplicate", "empty-name"],
+    ids=["both", "neither", "duplicate", "empty-name", "websocket", "path-only"],
 )
 def test_server_tables_are_checked_before_anything_starts(
     tmp_path: Path, gr_home: Path, table: str, path: str, message: str, no_leftovers: None
