@@ -25,6 +25,7 @@ import anyio
 
 from greenroom.mcp.observe import McpRequest, header_map, observed
 from greenroom.mcp.sdk import mcp_types
+from greenroom.serve.caller import caller_key
 from greenroom.serve.client import ClientRun, ClientView
 from greenroom.serve.pages import NOT_CACHEABLE, SHARED_TTL_MS, UPSTREAM_TTL_MS, CursorError, Freshness, page
 from greenroom.serve.results import to_call_result, to_mcp_tool
@@ -108,9 +109,9 @@ class Gateway:
         return run
 
     def caller_key(self, client_name: str | None) -> str:
-        """Whose kept run a sessionless request uses: the client's (``--per-client``) or
-        everyone's. A gateway that knows the caller keys by its principal too."""
-        return f"client:{client_name}" if client_name else "*"
+        """Whose kept run a sessionless request uses: the OAuth caller's (principal and
+        scopes), else the client's (``--per-client``), else everyone's."""
+        return caller_key() or (f"client:{client_name}" if client_name else "*")
 
     async def _first_view(self, key: str, run: ClientRun) -> None:
         """Keep a kept run's first view (what its caller lists); when a new run's differs

@@ -244,3 +244,28 @@ def test_oauth_settings_that_cannot_work_are_refused_with_where(make_config: Cal
         text=True,
     )
     assert stdio.returncode == 2 and "--transport http only" in stdio.stderr
+
+
+async def test_sessionless_callers_each_keep_a_run_of_their_own(
+    make_config: Callable[..., Path], oauth_gateway: Callable[..., OAuthGateway], auth_server: AuthServer
+) -> None:
+    # MCP 2026-07-28: no sessions; each caller (principal and scopes) keeps its own run,
+    # so a second caller is neither refused nor shown the first one's view
+    from mcp.client.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    gw = oauth_gateway(make_config(SCOPES))
+    now = {"tool_name": "time__get_current_time", "arguments": {"timezone": "UTC"}}
+    seen: dict[str, tuple[set[str], bool]] = {}
+    for who, scopes in (("alice", "tools:time"), ("bob", "")):
+        token = auth_server.token(gw.url, scopes, sub=who)
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30.0) as http,
+            Client(streamable_http_client(gw.url, http_client=http), mode="2026-07-28") as client,
+        ):
+            listed = await client.list_tools()
+            assert listed.cache_scope == "private"  # what is listed depends on the caller
+            called = await client.call_tool("deferred_tool_call", now)
+            seen[who] = ({t.name for t in listed.tools}, called.is_error)
+    assert seen["alice"][1] is False  # alice may use the time server
+    assert seen["bob"][1] is True  # bob may not, and is not refused as "another token"
