@@ -104,6 +104,8 @@ class Runtime:
         self.plugin_tool_names = frozenset(plugin_tools)
         self.scoping = Scoping(self, policy)
         self.groups_version = 0  # bumped when a group loads, so views of the groups can be reused
+        self.group_failures: dict[str, str] = {}
+        """Why each group's last load failed (masked), until one succeeds."""
         self._profiles: dict[str, StateStore] = {}
         self.accounting = RequestAccounting()
         self._closers: list[Any] = []
@@ -188,6 +190,15 @@ class Runtime:
                 return g
         return None
 
+    def failed_group(self, tool_name: str) -> tuple[str, str] | None:
+        """The group ``tool_name`` is of (by its known names or its prefix) and why its
+        last load failed, when it did."""
+        for group_id, why in self.group_failures.items():
+            g = self.groups.get(group_id)
+            if g is not None and (tool_name in g.tool_names or (g.prefix and tool_name.startswith(g.prefix))):
+                return group_id, why
+        return None
+
     async def load_group(self, group_id: str, step: int = 0) -> list[Tool]:
         """Load a group once and make its tools callable; errors propagate to the caller."""
         group = self.groups[group_id]
@@ -195,8 +206,11 @@ class Runtime:
         try:
             tools = await group.load()
         except Exception as exc:
-            self.events.emit(ev.GroupLoaded(step=step, group=group_id, error=f"{type(exc).__name__}: {exc}"))
+            why = f"{type(exc).__name__}: {exc}"
+            self.group_failures[group_id] = self.secrets.mask(why)
+            self.events.emit(ev.GroupLoaded(step=step, group=group_id, error=why))
             raise
+        self.group_failures.pop(group_id, None)
         if first:
             self.groups_version += 1
             for t in tools:

@@ -16,7 +16,7 @@ import anyio
 from greenroom._support.redact import Secrets
 from greenroom.config import McpServerConfig
 from greenroom.mcp.errors import McpError, McpStartError
-from greenroom.mcp.naming import MAX_PREFIX, ToolNamer, prefixed_name
+from greenroom.mcp.naming import MAX_PREFIX, ToolNamer, safe_name
 from greenroom.mcp.server import McpServer
 from greenroom.mcp.thread import McpHost
 from greenroom.run.policy import HideReason, ToolPolicy
@@ -199,7 +199,7 @@ def group_prefix(server: McpServer) -> str | None:
     names). Cut well inside the name limit, where a long name keeps its beginning."""
     if server.config.naming != "prefixed":
         return None
-    return prefixed_name(server.name, "")[:MAX_PREFIX]
+    return f"{safe_name(server.name)}__"[:MAX_PREFIX]  # not prefixed_name(..., ""): that names a tool "_"
 
 
 def _first_line(text: str | None) -> str:

@@ -151,25 +151,38 @@ class ToolCalls:
 
     async def _load_group_of(self, ctx: RunContext, name: str) -> None:
         """A call of a tool whose group is not loaded yet loads the group: the model knew
-        the name from a listing or a search. A load that fails (or outlasts the tool
-        timeout) leaves the call to the unknown-tool error, and a later call tries again.
+        the name from a listing or a search (or it has the prefix of a server that never
+        listed its tools here). A load that fails (or outlasts the tool timeout) leaves the
+        call to the unknown-tool error, which then says why the group failed; a later call
+        tries again.
         A tool whose catalog schema is already known to be unusable loads nothing: that
         problem is the call's answer."""
         if name in ctx.tools or name in ctx.hidden or self._rt.tools.problem(name) is not None:
             return
         group = ctx.group_of(name)
-        if group is None:
+        group_id = group.id if group is not None else self._unlisted_group_of(ctx, name)
+        if group_id is None:
             return
         try:
             with anyio.fail_after(self._rt.agent.tool_timeout):
-                await ctx.load_group(group.id)
+                await ctx.load_group(group_id)
         except anyio.get_cancelled_exc_class():
             raise
         except PluginHookError as exc:  # judging what it brought failed: those tools stay hidden
             log.debug("%s", exc, exc_info=exc.error)
             ctx.emit(ev.PluginError.of(exc, ctx.step))
         except Exception as exc:
-            log.debug("loading group %s for a call of %s failed: %s", group.id, name, exc)
+            log.debug("loading group %s for a call of %s failed: %s", group_id, name, exc)
+
+    def _unlisted_group_of(self, ctx: RunContext, name: str) -> str | None:
+        """The not yet loaded group whose names all start like ``name`` (an MCP server
+        with prefixed names that has never listed its tools here): loading it is how the
+        call finds the tool, or the reason the server cannot give it."""
+        for group_id in ctx.groups:
+            group = self._rt.groups.get(group_id)
+            if group is not None and not group.loaded and group.prefix and name.startswith(group.prefix):
+                return group_id
+        return None
 
     async def _decide(self, ctx: RunContext, call: ToolCall) -> tuple[ToolResult, str | None]:
         """The result of a call that passed the checks, and ``"gate"`` when a gate blocked
@@ -288,6 +301,10 @@ class ToolCalls:
 def _unknown_tool_message(ctx: RunContext, name: str) -> str:
     from greenroom.run.suggest import close_in  # loaded on the first unknown name only
 
+    failed = ctx._runtime.failed_group(name)
+    if failed is not None and failed[0] in ctx.groups:  # its own group's failure, not "did you mean" itself
+        group_id, why = failed
+        return f"tool {name!r} is in group {group_id!r}, whose tools could not be loaded: {why}"
     catalog = ctx.catalog()  # what the agent may use, group tools not loaded yet included
     close = close_in(catalog, name, n=3)
     msg = f"there is no tool named {name!r} available to this agent."
