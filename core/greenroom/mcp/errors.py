@@ -1,7 +1,8 @@
 """MCP errors and the words they use: which server, its command or URL, and the real cause.
 
 Messages name a server by its config name and its command or URL, never by env or
-header values. What a server says (its errors, its stderr, its tool results) may quote
+header values. A line a stdio server writes on stdout that is not MCP is one warning
+naming the server, not the SDK's traceback. What a server says (its errors, its stderr, its tool results) may quote
 them: ``server_secrets`` is the set of a server's secret values (env and header values
 that are credentials, URL credentials; in its errors, every env and header value), which
 ``greenroom._support.redact`` masks in every form a server echoes them in (as is, base64
@@ -10,6 +11,8 @@ as in a Basic header, URL-encoded).
 
 from __future__ import annotations
 
+import contextvars
+import logging
 import re
 import shlex
 import sys
@@ -94,4 +97,54 @@ def first_error(exc: BaseException) -> BaseException:
     return exc
 
 
-__all__ = ["McpError", "McpStartError", "describe_target", "first_error", "is_credential", "server_secrets"]
+# -- what a stdio server writes on stdout that is not MCP ------------------------------
+
+serving: contextvars.ContextVar[str | None] = contextvars.ContextVar("greenroom_mcp_serving", default=None)
+"""The server a session task belongs to: its reader task (the SDK's) inherits it."""
+
+_log = logging.getLogger("greenroom.mcp")
+_NOISE = "Failed to parse JSONRPC message from server"
+
+
+class StdoutNoise(logging.Filter):
+    """Turns the SDK's traceback for a stdout line that is not JSON-RPC (a banner, a
+    stray print) into one warning that names the server; the session goes on."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith(_NOISE):
+            return True
+        line = _offending_line(record)
+        server = serving.get() or "an MCP server"
+        _log.warning("MCP server %r wrote a line on stdout that is not MCP (ignored): %s", server, line)
+        return False
+
+
+def _offending_line(record: logging.LogRecord) -> str:
+    exc = record.exc_info[1] if record.exc_info else None
+    errors = getattr(exc, "errors", None)
+    try:
+        value = errors()[0].get("input") if callable(errors) else None
+    except Exception:  # an error of another shape: say less rather than fail
+        value = None
+    text = value if isinstance(value, str) else "(unreadable)"
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def quiet_stdout_noise() -> None:
+    """Install ``StdoutNoise`` on the SDK's stdio logger (once)."""
+    sdk = logging.getLogger("mcp.client.stdio")
+    if not any(isinstance(f, StdoutNoise) for f in sdk.filters):
+        sdk.addFilter(StdoutNoise())
+
+
+__all__ = [
+    "McpError",
+    "McpStartError",
+    "StdoutNoise",
+    "describe_target",
+    "first_error",
+    "is_credential",
+    "quiet_stdout_noise",
+    "server_secrets",
+    "serving",
+]

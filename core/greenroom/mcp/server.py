@@ -1,13 +1,10 @@
 """One MCP server's lifecycle: a long-lived session, started on first use, restarted after
-faults, and its tools as greenroom ``Tool`` objects.
-
-Faults never end a run: a crash, a hang (bounded by the server's ``timeout``) or a refused
-call becomes an error ``ToolResult``; a crashed or hung server is restarted on the next
-call, and a server that fails to start is retried after a growing back-off. A start runs
-in a task of its own, bounded by ``connect_timeout`` only: a caller that gives up (a
-short call timeout) does not cut it short, and the call after a fault is given the time
-its restart needs. Error messages name the server and its command or URL, never
-environment or header values.
+faults, and its tools as greenroom ``Tool`` objects. Faults never end a run: a crash, a
+hang (bounded by ``timeout``) or a refused call is an error ``ToolResult``; a crashed or
+hung server restarts on the next call, one that fails to start is retried after a
+growing back-off. A start runs in a task of its own, bounded by ``connect_timeout`` only
+(a caller that gives up does not cut it short). Messages name the server and its command
+or URL, never environment or header values.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
 from greenroom.mcp.cache import read_cached_listing, write_cached_listing
 from greenroom.mcp.connection import Connection, list_server, run_session, start_failure_reason
-from greenroom.mcp.errors import McpError, McpStartError, describe_target, server_secrets
+from greenroom.mcp.errors import McpError, McpStartError, describe_target, quiet_stdout_noise, server_secrets, serving
 from greenroom.mcp.listing import McpListing
 from greenroom.mcp.naming import ToolNamer
 from greenroom.mcp.results import masked, to_tool_result
@@ -196,9 +193,8 @@ class McpServer:
         try:
             return await self._host.call(self._call, name, dict(arguments), limit, in_caller_loop(progress), sent)
         except anyio.get_cancelled_exc_class():
-            # The caller gave up (its own timeout): the server may be hung. Marked here and
-            # now, because the host loop hears of it later than the next call may ask for
-            # its budget (call_budget).
+            # The caller gave up (its own timeout): the server may be hung. Marked here and now:
+            # the host loop hears of it later than the next call asks for its budget.
             conn = self._conn
             if conn is not None and conn.broken is None:
                 conn.suspect = True
@@ -288,6 +284,8 @@ class McpServer:
 
     async def _connect(self) -> Connection:
         conn = Connection.for_server(self.config)
+        quiet_stdout_noise()
+        named = serving.set(self.name)  # the session's tasks (the SDK's reader too) know whose they are
         try:
             with anyio.fail_after(self.config.connect_timeout):
                 await self._host.task_group.start(
@@ -304,6 +302,8 @@ class McpServer:
             if tail:
                 msg += f"\nServer stderr (last lines):\n{tail}"
             raise McpStartError(self.name, msg, self._redact) from None
+        finally:
+            serving.reset(named)
         self.starts += 1
         return conn
 

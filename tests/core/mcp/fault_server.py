@@ -8,7 +8,8 @@ comes from its environment, so a config's ``env`` table chooses the fault:
   (quoting it, as careless servers do) and exit with status 3;
 - ``FAULT_SLOW_START``: seconds to wait before serving (a server that is slow to start);
 - ``FAULT_DUPLICATE``: list ``echo`` twice, the copy with another description;
-- ``FAULT_MARK_FILE``: where ``hang`` writes that it has begun.
+- ``FAULT_MARK_FILE``: where ``hang`` writes that it has begun;
+- ``FAULT_GARBAGE``: print a line that is not JSON-RPC on stdout before serving.
 """
 
 from __future__ import annotations
@@ -55,4 +56,6 @@ if __name__ == "__main__":
         print(f"fatal: the token {os.environ.get('TOKEN', '')} was refused", file=sys.stderr, flush=True)
         sys.exit(3)
     time.sleep(float(os.environ.get("FAULT_SLOW_START") or 0))
+    if os.environ.get("FAULT_GARBAGE"):
+        print("Starting fault server v1 (this line is not JSON-RPC)", flush=True)
     server.run("stdio")

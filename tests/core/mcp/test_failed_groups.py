@@ -7,6 +7,7 @@ keeps that server's group."""
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -77,3 +78,22 @@ async def test_allowing_one_tool_keeps_the_group_of_a_server_not_yet_listed(tmp_
     allowed, other = await results(config(tmp_path, calls, extra=policy))
     assert not allowed.is_error
     assert other.is_error and "time__convert_time" in other.content
+
+
+async def test_a_line_on_stdout_that_is_not_mcp_is_one_warning_naming_the_server(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    noisy = f"""
+[[tools.mcp]]
+name = "noisy"
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(FAULT_SERVER))}]
+env = {{ FAULT_GARBAGE = "1" }}
+
+"""
+    caplog.set_level(logging.WARNING)
+    (echoed,) = await results(config(tmp_path, [dispatch("noisy__echo", text="hi")], extra=noisy))
+    assert not echoed.is_error and echoed.content == "hi"  # the session went on
+    (warned,) = [r for r in caplog.records if "not MCP" in r.getMessage()]
+    assert "'noisy'" in warned.getMessage() and "Starting fault server v1" in warned.getMessage()
+    assert not [r for r in caplog.records if r.name == "mcp.client.stdio"]  # no SDK traceback
