@@ -158,3 +158,82 @@ class OAuthGateway:
                 self.proc.kill()
                 self.proc.wait(5)
         return self.proc.returncode
+
+
+class Upstream:
+    """An MCP server behind OAuth (the SDK's ``MCPServer`` with its auth settings and the
+    gateway's ``JwtVerifier``), as a subprocess on loopback: one tool, ``whoami``."""
+
+    def __init__(self, issuer: str) -> None:
+        import socket
+        import sys
+        import time
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "upstream", str(self.port), issuer],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)  # readiness poll: the server says nothing when it listens
+        self.stop()
+        raise RuntimeError("the upstream server did not start")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+def authorize(url: str) -> str:
+    """What a browser does with an authorization URL at oauth2-mock-server (which approves
+    at once): the URL it is redirected to, with the code."""
+    import httpx2
+
+    response = httpx2.get(url, follow_redirects=False, timeout=10)
+    assert response.status_code in (301, 302, 303, 307), response.text
+    return str(response.headers["location"])
+
+
+def _upstream_main(port: int, issuer: str) -> None:
+    import uvicorn
+    from mcp.server.auth.middleware.auth_context import get_access_token
+    from mcp.server.auth.settings import AuthSettings
+    from mcp.server.mcpserver import MCPServer
+
+    from greenroom.config.model import ServeOAuthConfig
+    from greenroom.serve.oauth import JwtVerifier
+
+    url = f"http://127.0.0.1:{port}/mcp"
+    oauth = ServeOAuthConfig(issuer=issuer, audience=url)
+    # strings, not AnyHttpUrl: the settings keep a root issuer without the trailing slash that
+    # AnyHttpUrl adds, so the metadata names the issuer exactly as the server's own does
+    settings = AuthSettings(issuer_url=issuer, resource_server_url=url, validate_token_resource=True)  # type: ignore[arg-type]
+    server: Any = MCPServer("secured", token_verifier=JwtVerifier(oauth), auth=settings)
+
+    @server.tool()
+    def whoami() -> str:
+        """Who the access token says is calling."""
+        token = get_access_token()
+        return f"subject {token.subject if token else None}"
+
+    uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:2] == ["upstream"]:
+        sys.path.insert(0, str(ROOT / "core"))
+        _upstream_main(int(sys.argv[2]), sys.argv[3])

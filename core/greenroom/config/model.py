@@ -73,6 +73,32 @@ class AgentConfig:
 
 
 @attrs.frozen
+class McpOAuthConfig:
+    """OAuth 2.1 for one streamable-HTTP server: greenroom as the client (authorization
+    code with PKCE); ``greenroom mcp login CONFIG NAME`` signs in, tokens are kept and
+    refreshed in greenroom's state folder (0600). Secrets come from the environment only.
+
+    Args:
+        client_id: A client registered with the authorization server beforehand; unset,
+            greenroom registers itself (dynamic registration) or uses ``client_metadata_url``.
+        client_secret_env: The environment variable that holds the pre-registered client's
+            secret (never the secret itself). With it, ``--headless`` login uses the
+            client-credentials grant.
+        client_metadata_url: An https URL of greenroom's client ID metadata document, used
+            as the client id where the authorization server supports that.
+        scopes: Scopes to ask for (default: what the server's metadata names).
+        redirect_port: Loopback port for the redirect (``http://127.0.0.1:PORT/callback``);
+            0 picks a free port at each login. A pre-registered client usually needs a fixed one.
+    """
+
+    client_id: str | None = None
+    client_secret_env: str | None = None
+    client_metadata_url: str | None = None
+    scopes: tuple[str, ...] = ()
+    redirect_port: int = attrs.field(default=0, validator=[attrs.validators.ge(0), attrs.validators.le(65535)])
+
+
+@attrs.frozen
 class McpServerConfig:
     """One MCP server (stdio with ``command``, or streamable HTTP with ``url``).
 
@@ -89,6 +115,8 @@ class McpServerConfig:
         start: ``lazy`` (when first needed) or ``eager`` (when the runtime starts).
         timeout: Seconds for one tool call.
         connect_timeout: Seconds to start the server and list its tools.
+        oauth: Sign in with OAuth 2.1 (an HTTP server only; ``oauth = {}`` for the defaults).
+            A server with stored tokens from ``greenroom mcp login`` uses them without it.
     """
 
     name: str
@@ -103,6 +131,7 @@ class McpServerConfig:
     start: Literal["lazy", "eager"] = "lazy"
     timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
     connect_timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
+    oauth: McpOAuthConfig | None = None
 
 
 @attrs.frozen

@@ -24,6 +24,7 @@ from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
 from greenroom.mcp.errors import first_error
 from greenroom.mcp.listing import McpListing, McpToolSpec
+from greenroom.mcp.oauth.provider import auth_for
 from greenroom.mcp.sdk import (
     ClientSession,
     MCPError,
@@ -93,6 +94,7 @@ async def run_session(
             if config.url:
                 client = await stack.enter_async_context(
                     httpx2.AsyncClient(
+                        auth=auth_for(config),  # OAuth: stored tokens, refreshed; None without
                         headers=dict(config.headers),
                         timeout=httpx2.Timeout(config.connect_timeout, read=max(300.0, config.timeout)),
                     )
