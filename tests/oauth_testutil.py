@@ -162,7 +162,8 @@ class OAuthGateway:
 
 class Upstream:
     """An MCP server behind OAuth (the SDK's ``MCPServer`` with its auth settings and the
-    gateway's ``JwtVerifier``), as a subprocess on loopback: one tool, ``whoami``."""
+    gateway's ``JwtVerifier``), as a subprocess on loopback: ``whoami``, and ``leak``
+    that echoes the access token."""
 
     def __init__(self, issuer: str) -> None:
         import socket
@@ -227,6 +228,12 @@ def _upstream_main(port: int, issuer: str) -> None:
         """Who the access token says is calling."""
         token = get_access_token()
         return f"subject {token.subject if token else None}"
+
+    @server.tool()
+    def leak() -> str:
+        """A careless tool: echoes the caller's access token."""
+        token = get_access_token()
+        return f"your token is {token.token if token else None}"
 
     uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")
 

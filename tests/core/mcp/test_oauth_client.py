@@ -50,8 +50,8 @@ def normal_lifetimes(auth_server: AuthServer) -> Iterator[None]:
     auth_server.control(ttl=3600, failRefresh=False)
 
 
-def write_config(folder: Path, url: str) -> Path:
-    script = [{"tool_calls": [{"name": "deferred_tool_call", "arguments": {"tool_name": "secured__whoami"}}]}]
+def write_config(folder: Path, url: str, tool: str = "whoami") -> Path:
+    script = [{"tool_calls": [{"name": "deferred_tool_call", "arguments": {"tool_name": f"secured__{tool}"}}]}]
     (folder / "script.jsonl").write_text("\n".join(json.dumps(t) for t in [*script, {"text": "done"}]) + "\n")
     path = folder / "agent.toml"
     path.write_text(
@@ -108,7 +108,7 @@ async def test_headless_login_then_the_runtime_lists_and_calls(
     config = write_config(tmp_path, upstream.url)
     code, out, err = login_headless(config, auth_server)
     assert code == 0, err
-    assert "logged in to MCP server 'secured'" in err and "1 tools" in out
+    assert "logged in to MCP server 'secured'" in err and "2 tools" in out
     path = token_path("secured", upstream.url)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     record = stored(upstream.url)
@@ -120,7 +120,8 @@ async def test_headless_login_then_the_runtime_lists_and_calls(
     assert "authorization_code" in grants
     answer = await whoami(config)
     assert not answer.is_error and "subject" in answer.content, answer.content
-    assert tokens["access_token"] not in answer.content
+    leaked = await whoami(write_config(tmp_path, upstream.url, tool="leak"))
+    assert "your token is ***" in leaked.content and tokens["access_token"] not in leaked.content
 
 
 async def test_an_expired_token_is_refreshed_without_a_login(
@@ -215,7 +216,7 @@ def test_probe_lists_the_tools_after_a_login(auth_server: AuthServer, upstream: 
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     listing = json.loads(out)
-    assert listing["server"] == "secured" and [t["name"] for t in listing["tools"]] == ["whoami"]
+    assert listing["server"] == "secured" and sorted(t["name"] for t in listing["tools"]) == ["leak", "whoami"]
     again = subprocess.run(cli("mcp", "probe", upstream.url), capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr  # the stored tokens: no second login
     assert "whoami" in again.stdout and "Who the access token says" in again.stdout
