@@ -220,3 +220,36 @@ def test_probe_lists_the_tools_after_a_login(auth_server: AuthServer, upstream: 
     again = subprocess.run(cli("mcp", "probe", upstream.url), capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr  # the stored tokens: no second login
     assert "whoami" in again.stdout and "Who the access token says" in again.stdout
+
+
+def test_a_pre_registered_client_logs_in_and_its_secret_is_never_stored(
+    tmp_path: Path, auth_server: AuthServer, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "pre-registered-client-secret-4711"
+    monkeypatch.setenv("UPSTREAM_CLIENT_SECRET", secret)
+    config = write_config(tmp_path, upstream.url)
+    text = config.read_text().replace(
+        'oauth = { scopes = ["mcp"] }',
+        'oauth = { client_id = "greenroom-test", client_secret_env = "UPSTREAM_CLIENT_SECRET", scopes = ["mcp"] }',
+    )
+    config.write_text(text)
+    code, out, err = login_headless(config, auth_server)
+    assert code == 0, err
+    saved = token_path("secured", upstream.url).read_text()
+    assert secret not in saved and "client_info" not in json.loads(saved)
+    assert secret not in out + err and "client_id=greenroom-test" in err
+
+
+def test_a_secret_variable_that_is_not_set_is_named(tmp_path: Path, upstream: Upstream) -> None:
+    config = write_config(tmp_path, upstream.url)
+    text = config.read_text().replace(
+        'oauth = { scopes = ["mcp"] }', 'oauth = { client_id = "c", client_secret_env = "GR_UNSET_SECRET_VAR" }'
+    )
+    config.write_text(text)
+    env = {k: v for k, v in os.environ.items() if k != "GR_UNSET_SECRET_VAR"}
+    run = subprocess.run(
+        cli("mcp", "login", str(config), "secured"), capture_output=True, text=True, env=env, timeout=60
+    )
+    said = " ".join(run.stderr.split())
+    assert run.returncode == 1
+    assert "'secured'" in said and "'GR_UNSET_SECRET_VAR', which is not set" in said, said
