@@ -92,13 +92,16 @@ def serve_section(path: str) -> ServeConfig:
 def auth_settings(oauth: ServeOAuthConfig) -> AuthSettings:
     """What the SDK's HTTP app needs to guard the endpoint and serve the metadata."""
     from mcp.server.auth.settings import AuthSettings
-    from pydantic import AnyHttpUrl
 
-    return AuthSettings(
-        issuer_url=AnyHttpUrl(oauth.issuer),
-        resource_server_url=AnyHttpUrl(oauth.audience),
-        required_scopes=list(oauth.required_scopes) or None,
-        validate_token_resource=True,  # checked here too: the verifier names the resource only when aud matched
+    # validated from strings: AnyHttpUrl(...) built directly adds a "/" to a bare origin, and
+    # a client then finds the metadata's issuer is not the authorization server's own
+    return AuthSettings.model_validate(
+        {
+            "issuer_url": oauth.issuer,
+            "resource_server_url": oauth.audience,
+            "required_scopes": list(oauth.required_scopes) or None,
+            "validate_token_resource": True,  # checked here too: the verifier names the resource only when aud matched
+        }
     )
 
 
