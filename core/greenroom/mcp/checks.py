@@ -33,6 +33,15 @@ def check_mcp(cfg: RuntimeConfig) -> None:
                     path=where,
                 )
             )
+        if server.oauth is not None and server.command:
+            errors.append(
+                ConfigError(
+                    f"server {server.name!r}: oauth signs in to an HTTP server ('url'); a stdio server "
+                    "takes its credentials from its env table",
+                    file=cfg.origin(f"{where}.oauth"),
+                    path=f"{where}.oauth",
+                )
+            )
         if server.url and not server.command:
             problem = url_problem(server.url)
             if problem:

@@ -24,7 +24,7 @@ from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
 from greenroom.mcp.errors import first_error
 from greenroom.mcp.listing import McpListing, McpToolSpec
-from greenroom.mcp.oauth.provider import auth_for
+from greenroom.mcp.oauth.provider import LoginRequired, auth_for
 from greenroom.mcp.sdk import (
     ClientSession,
     MCPError,
@@ -151,6 +151,8 @@ async def list_server(session: ClientSession, init: mcp_types.InitializeResult) 
 def start_failure_reason(config: McpServerConfig, exc: BaseException) -> str:
     """Why a session could not be opened, in the user's terms."""
     leaf = first_error(exc)
+    if isinstance(leaf, LoginRequired):  # its message says which server and the command to run
+        return str(leaf)
     if isinstance(leaf, TimeoutError):
         return f"no answer within {config.connect_timeout:g} s (connect_timeout)"
     if isinstance(leaf, FileNotFoundError):

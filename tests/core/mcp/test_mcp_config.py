@@ -306,8 +306,13 @@ async def test_inject_adds_a_loaded_mcp_tool_to_the_tools_array(tmp_path: Path, 
             "tools.mcp[1].url",
             "server 'path': url '/mcp' must be an http:// or https:// URL with a host",
         ),
+        (
+            'name = "local"\ncommand = "x"\noauth = {}\n',
+            "tools.mcp[1].oauth",
+            "server 'local': oauth signs in to an HTTP server ('url')",
+        ),
     ],
-    ids=["both", "neither", "duplicate", "empty-name", "websocket", "path-only"],
+    ids=["both", "neither", "duplicate", "empty-name", "websocket", "path-only", "oauth-stdio"],
 )
 def test_server_tables_are_checked_before_anything_starts(
     tmp_path: Path, gr_home: Path, table: str, path: str, message: str, no_leftovers: None
