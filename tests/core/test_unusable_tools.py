@@ -27,8 +27,15 @@ BROKEN = {
     "strange_type": {"type": "object", "properties": {"q": {"type": "strng"}}},
     "bad_regex": {"type": "object", "properties": {"q": {"type": "string", "pattern": "[a-"}}},
     "dangling_ref": {"type": "object", "properties": {"q": {"$ref": "#/$defs/Query"}}},
+    # what an MCP server may list: providers refuse a request that carries it
+    "string_params": {"type": "string"},
 }
-FAULTS = {"strange_type": "unknown_type", "bad_regex": "bad_pattern", "dangling_ref": "dangling_ref"}
+FAULTS = {
+    "strange_type": "unknown_type",
+    "bad_regex": "bad_pattern",
+    "dangling_ref": "dangling_ref",
+    "string_params": "not_an_object",
+}
 
 
 @tool

@@ -220,6 +220,11 @@ def load_problem(schema: Any) -> SchemaProblem | None:
         return SchemaProblem(
             SchemaFault.NOT_A_SCHEMA, "#", f"a parameter schema must be a JSON object, not {_kind(schema)}"
         )
+    top = schema.get("type")
+    if top is not None and top != "object" and not (isinstance(top, list) and "object" in top):
+        return SchemaProblem(
+            SchemaFault.NOT_AN_OBJECT, "#/type", f"a tool's parameters must be an object schema, not type {top!r}"
+        )
     cls = validator_class(schema)
     specification = referencing.jsonschema.specification_with(
         str(cls.META_SCHEMA.get("$schema", "")), default=referencing.jsonschema.DRAFT202012
@@ -276,10 +281,10 @@ def _short(text: str, width: int = 300) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-LOAD_CHECKS = "schema-load.v1"
+LOAD_CHECKS = "schema-load.v2"
 """The digest cache's namespace for ``load_problem`` over a catalog (bump with the check)."""
 
-FULL_CHECKS = "schema-full.v1"
+FULL_CHECKS = "schema-full.v2"
 """... and for ``load_problem`` then ``meta_schema_problem`` (what a config check reports)."""
 
 

@@ -14,6 +14,9 @@ class SchemaFault(enum.Enum):
 
     NOT_A_SCHEMA = "not_a_schema"
     """The schema, or a subschema, is not a JSON object (or a boolean, below the top)."""
+    NOT_AN_OBJECT = "not_an_object"
+    """The top level says a ``type`` other than ``object``: a tool's arguments are an
+    object, and providers refuse any other parameter schema (the whole request with it)."""
     UNKNOWN_TYPE = "unknown_type"
     BAD_PATTERN = "bad_pattern"
     """A ``pattern`` or ``patternProperties`` key that is not a valid regular expression."""
