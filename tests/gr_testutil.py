@@ -147,3 +147,25 @@ TOOLS = [wait_async, wait_sync]
 '''
 """A tools module whose two tools (async and sync) say they started, in the file named by
 ``GR_MARKER``, then block until the run is cancelled or the process ends."""
+
+
+def lines_until_ready(stream: Any, marker: str, timeout: float) -> list[str]:
+    """Read ``stream`` (a process's pipe, bytes) in a thread into a list it keeps filling,
+    and return that list once a line containing ``marker`` arrived, the pipe closed (the
+    process ended) or ``timeout`` passed; the caller checks which."""
+    import threading
+
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:
+        for raw in stream:
+            line = raw.decode(errors="replace")
+            lines.append(line)
+            if marker in line:
+                ready.set()
+        ready.set()  # exited
+
+    threading.Thread(target=read, daemon=True).start()
+    ready.wait(timeout)
+    return lines

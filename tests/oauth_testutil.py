@@ -11,12 +11,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gr_testutil import free_port
+from gr_testutil import free_port, lines_until_ready
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = Path(__file__).resolve().parent / "oauth_as.mjs"
@@ -53,20 +52,7 @@ class AuthServer:
             env=env,
             start_new_session=True,
         )
-        self.output: list[str] = []
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.proc.stdout is not None
-            for raw in self.proc.stdout:
-                line = raw.decode(errors="replace")
-                self.output.append(line)
-                if line.startswith("ready "):
-                    ready.set()
-            ready.set()
-
-        threading.Thread(target=read, daemon=True).start()
-        ready.wait(30)
+        self.output = lines_until_ready(self.proc.stdout, "ready ", 30)
         if self.proc.poll() is not None or not any(s.startswith("ready ") for s in self.output):
             self.stop()
             raise RuntimeError("the authorization server did not start:\n" + "".join(self.output))
@@ -131,20 +117,7 @@ class OAuthGateway:
         self.proc = subprocess.Popen(
             argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
         )
-        self.stderr: list[str] = []
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.proc.stderr is not None
-            for raw in self.proc.stderr:
-                line = raw.decode(errors="replace")
-                self.stderr.append(line)
-                if "listening on" in line:
-                    ready.set()
-            ready.set()
-
-        threading.Thread(target=read, daemon=True).start()
-        ready.wait(60)
+        self.stderr = lines_until_ready(self.proc.stderr, "listening on", 60)
         if self.proc.poll() is not None or not any("listening on" in s for s in self.stderr):
             self.stop()
             raise RuntimeError("greenroom serve did not start:\n" + "".join(self.stderr))

@@ -10,13 +10,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from gr_testutil import free_port
+from gr_testutil import free_port, lines_until_ready
 
 SERVE_TESTS = Path(__file__).resolve().parent / "core" / "serve"
 RICH_SERVER = SERVE_TESTS / "rich_server.py"
@@ -83,20 +82,7 @@ class HttpGateway:
             env={**os.environ, **(env or {})},
             start_new_session=True,
         )
-        self.stderr: list[str] = []
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.proc.stderr is not None
-            for raw in self.proc.stderr:
-                line = raw.decode(errors="replace")
-                self.stderr.append(line)
-                if "listening on" in line:
-                    ready.set()
-            ready.set()  # exited
-
-        threading.Thread(target=read, daemon=True).start()
-        ready.wait(60)
+        self.stderr = lines_until_ready(self.proc.stderr, "listening on", 60)
         if self.proc.poll() is not None or not any("listening on" in s for s in self.stderr):
             self.stop()
             raise RuntimeError("greenroom serve did not start:\n" + "".join(self.stderr))

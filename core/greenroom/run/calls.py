@@ -180,7 +180,11 @@ class ToolCalls:
         call finds the tool, or the reason the server cannot give it."""
         for group_id in ctx.groups:
             group = self._rt.groups.get(group_id)
-            if group is not None and not group.loaded and group.prefix and name.startswith(group.prefix):
+            # only a group that has named no tools: a listed one says what it has, and a
+            # name it does not list (a typo, a hidden tool's) starts nothing
+            if group is None or group.loaded or group.tool_names or not group.prefix:
+                continue
+            if name.startswith(group.prefix):
                 return group_id
         return None
 
