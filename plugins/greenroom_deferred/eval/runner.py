@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +27,8 @@ from greenroom_deferred.bench.costing import DEFAULT_PRICES, Price, Request, bil
 from greenroom_deferred.eval.arms import Arm
 from greenroom_deferred.eval.record import EvalProbe, SessionRecord
 from greenroom_deferred.eval.tasks import Mix, Task
+
+log = logging.getLogger("greenroom.eval")
 
 RESULTS = "sessions.jsonl"
 MANIFEST = "eval.json"
@@ -185,13 +188,19 @@ class ArmRun:
     retries: int = 0
 
     async def session(self, index: int, task: Task) -> SessionResult:
-        outcome = await self.runtime.session().run(task.query)
-        record = self.probe.take(outcome.run_id)
+        run = self.runtime.start_run(self.runtime.session(), task.query)
+        try:
+            outcome = await run.drive(self.runtime.model)
+            stop, answer = outcome.stop_reason, outcome.text
+        except Exception:  # a model that failed for good (retries spent): this session is an error, the eval goes on
+            log.warning("session %d of arm %s ended in an error", index, self.arm.name, exc_info=True)
+            stop, answer = "error", ""
+        record = self.probe.take(run.ctx.run_id)
         cost, cached = session_cost(record, self.price, self.previous)
         if record.steps:
             self.previous = record.steps[-1].request
         try:
-            success = task.succeeded(record.calls, outcome.text)
+            success = stop != "error" and task.succeeded(record.calls, answer)
         except Exception:  # a checker that fails counts the task as not done, and the eval goes on
             success = False
         return SessionResult(
@@ -208,7 +217,7 @@ class ArmRun:
             cost=cost,
             calls=len(record.calls),
             invalid_calls=sum(not c.valid for c in record.calls),
-            stop_reason=outcome.stop_reason,
+            stop_reason=stop,
             tail=self.previous,
         )
 

@@ -134,3 +134,26 @@ def test_eval_retries_a_rate_limited_call_and_counts_it(server: FakeLLMServer, t
     assert arm["retries"] == 1 and arm["errors"] == 0 and arm["success"] == 1.0
     assert len(server.requests) == 1 + 2 * 2  # the refused call, then two sessions of two calls
     assert arm["input_tokens_per_session"] * 2 == sum(p for p, _ in model.reported["all-eager"])
+
+
+def test_a_session_whose_model_fails_for_good_is_an_error_and_the_eval_goes_on(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    config, tasks = write_files(tmp_path, server)
+    model = Model()
+    server.responder = model
+    down = openai_error("The server had an error while processing your request.", "server_error")
+    server.push(*[Reply(500, down, headers={"retry-after-ms": "0"})] * 3)  # the first try and both retries
+    report = evaluate(
+        Target(config=config),
+        tasks,
+        parse_arms("all-eager"),
+        Mix(sessions=3, pool=1, zipf=1.0, seed=1),
+        tmp_path / "out",
+        agent="model",
+        price=PRICE,
+        concurrency=1,
+    )
+    (arm,) = report["arms"]
+    assert arm["sessions"] == 3 and arm["errors"] == 1 and arm["retries"] == 2
+    assert arm["success"] == 2 / 3
