@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from gr_testutil import free_port, lines_until_ready
+from serve_testutil import HttpGateway
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = Path(__file__).resolve().parent / "oauth_as.mjs"
@@ -93,44 +94,14 @@ class AuthServer:
         return list(response.json())
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        terminate(self.proc)
 
 
-class OAuthGateway:
+class OAuthGateway(HttpGateway):
     """``greenroom serve --transport http`` with OAuth, its audience its own URL."""
 
     def __init__(self, config: Path, issuer: str, *extra: str, env: dict[str, str] | None = None) -> None:
-        import signal
-        import sys
-
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        argv = [sys.executable, "-m", "greenroom.cli", "serve", str(config), "--transport", "http"]
-        argv += ["--port", str(self.port), "--oauth-issuer", issuer, "--oauth-audience", self.url, *extra]
-        self._signal = signal.SIGTERM
-        self.proc = subprocess.Popen(
-            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
-        )
-        self.stderr = lines_until_ready(self.proc.stderr, "listening on", 60)
-        if self.proc.poll() is not None or not any("listening on" in s for s in self.stderr):
-            self.stop()
-            raise RuntimeError("greenroom serve did not start:\n" + "".join(self.stderr))
-
-    def stop(self) -> int | None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(self._signal)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        return self.proc.returncode
+        super().__init__(config, *extra, env=env, oauth_issuer=issuer)
 
 
 class Upstream:
@@ -161,13 +132,18 @@ class Upstream:
         raise RuntimeError("the upstream server did not start")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        terminate(self.proc)
+
+
+def terminate(proc: subprocess.Popen[bytes]) -> None:
+    """End a helper process: politely, then for good."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
 
 
 def authorize(url: str) -> str:

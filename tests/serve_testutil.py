@@ -70,11 +70,16 @@ async def stdio_gateway(
 
 
 class HttpGateway:
-    """``greenroom serve --transport http`` as a subprocess; ready once it says where."""
+    """``greenroom serve --transport http`` as a subprocess; ready once it says where.
+    ``oauth_issuer``: with OAuth, its audience its own URL."""
 
-    def __init__(self, config: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, config: Path, *extra: str, env: dict[str, str] | None = None, oauth_issuer: str | None = None
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
+        if oauth_issuer is not None:
+            extra = ("--oauth-issuer", oauth_issuer, "--oauth-audience", self.url, *extra)
         self.proc = subprocess.Popen(
             serve_argv(config, "--transport", "http", "--port", str(self.port), *extra),
             stdout=subprocess.DEVNULL,
