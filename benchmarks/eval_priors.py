@@ -33,12 +33,11 @@ from typing import Any
 import anyio
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from greenroom import RunKind, SearchQuery, abuild_runtime
 from greenroom_deferred.eval.arms import parse_arms
 from greenroom_deferred.eval.plan import Target, evaluate
-from greenroom_deferred.eval.report import plot_curves
+from greenroom_deferred.eval.report import plot_curves, print_report
 from greenroom_deferred.eval.tasks import Mix, Task, load_tasks
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -106,21 +105,7 @@ def measure(name: str, args: argparse.Namespace, console: Console) -> dict[str, 
 
 def print_dataset(console: Console, name: str, report: dict[str, Any]) -> dict[str, float]:
     arms = {a["name"]: a for a in report["arms"]}
-    table = Table(title=f"{name}: {arms['dispatch']['sessions']} sessions, simulated agent")
-    for col in ("arm", "success", "searches", "steps", "input tok", "cost $", "x base"):
-        table.add_column(col, justify="left" if col == "arm" else "right", no_wrap=col == "arm")
-    for a in report["arms"]:
-        ratio = "-" if a["cost_ratio"] is None else f"{a['cost_ratio']:.3f}"
-        table.add_row(
-            a["name"],
-            f"{a['success']:.0%}",
-            f"{a['searches_per_session']:.2f}",
-            f"{a['steps_per_session']:.2f}",
-            f"{a['input_tokens_per_session']:,.0f}",
-            f"{a['cost_per_session']:.4f}",
-            ratio,
-        )
-    console.print(table)
+    print_report(console, report, f"{name}: {arms['dispatch']['sessions']} sessions, simulated agent")
     plain, learned = arms["dispatch"], arms["dispatch+priors"]
     boost = report["search_boost"]["recall_at_5"]
     ratios = {

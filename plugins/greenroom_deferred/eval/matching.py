@@ -126,13 +126,9 @@ def best(part: str, tools: Iterable[Known], *, clear_only: bool) -> Known | None
     """The tool that fits ``part`` best (highest score, then name), or None when nothing
     fits (or, with ``clear_only``, nothing fits clearly)."""
     words = content_words(part)
-    top: Fit | None = None
-    for tool in tools:
-        f = fit(words, tool)
-        if f.score <= 0 or (clear_only and not f.clear):
-            continue
-        if top is None or (f.score, _neg(f.tool.name)) > (top.score, _neg(top.tool.name)):
-            top = f
+    fits = (fit(words, tool) for tool in tools)
+    eligible = (f for f in fits if f.score > 0 and (f.clear or not clear_only))
+    top = min(eligible, key=lambda f: (-f.score, f.tool.name), default=None)
     return None if top is None else top.tool
 
 
@@ -146,8 +142,3 @@ def choose(part: str, hits: Sequence[Known]) -> Known | None:
         if top is None or score > top[0]:
             top = (score, tool)
     return None if top is None else top[1]
-
-
-def _neg(name: str) -> tuple[int, ...]:
-    # ties go to the alphabetically first name: compare negated code points
-    return tuple(-ord(c) for c in name)

@@ -18,7 +18,17 @@ from greenroom_deferred.bench.costing import DEFAULT_PRICES
 from greenroom_deferred.eval.agent import SimulatedAgent
 from greenroom_deferred.eval.arms import Arm, base_config, write_overlays
 from greenroom_deferred.eval.report import summarize
-from greenroom_deferred.eval.runner import EvalError, Progress, ResultsFile, Retried, Settings, digest, run_arm
+from greenroom_deferred.eval.runner import (
+    EvalError,
+    Progress,
+    ResultsFile,
+    Retried,
+    Settings,
+    digest,
+    no_progress,
+    no_retries,
+    run_arm,
+)
 from greenroom_deferred.eval.tasks import Mix, load_tasks, session_stream
 
 AgentKind = Literal["simulated", "model"]
@@ -42,14 +52,6 @@ class Target:
         return str(path)
 
 
-def _no_progress(arm: str, result: Any) -> None:
-    return None
-
-
-def _no_retries(arm: str, retries: int) -> None:
-    return None
-
-
 def evaluate(
     target: Target,
     tasks_path: Path,
@@ -62,8 +64,8 @@ def evaluate(
     concurrency: int = 4,
     max_steps: int | None = None,
     fresh: bool = False,
-    progress: Progress = _no_progress,
-    retried: Retried = _no_retries,
+    progress: Progress = no_progress,
+    retried: Retried = no_retries,
 ) -> dict[str, Any]:
     """Run every arm over the same session stream; return the report (``summarize``)."""
     if price not in DEFAULT_PRICES:

@@ -172,8 +172,12 @@ Retried = Callable[[str, int], None]
 """Told an arm's name and its provider retries so far, at each retry."""
 
 
-def _no_retries(arm: str, retries: int) -> None:
-    return None
+def no_progress(arm: str, result: SessionResult) -> None:
+    """The ``Progress`` of a caller that shows none."""
+
+
+def no_retries(arm: str, retries: int) -> None:
+    """The ``Retried`` of a caller that shows none."""
 
 
 @attrs.define
@@ -241,7 +245,7 @@ async def run_arm(
     price: str,
     limiter: anyio.CapacityLimiter,
     progress: Progress,
-    retried: Retried = _no_retries,
+    retried: Retried = no_retries,
 ) -> int:
     """Run the arm's sessions not yet in ``results``; returns its provider retries."""
     probe = EvalProbe()

@@ -54,6 +54,14 @@ catalogs = ["tools.jsonl"]
     return config, tasks
 
 
+def run_arms(config: Path, tasks: Path, arms: str, sessions: int, tmp_path: Path, **options: Any) -> dict[str, Any]:
+    """``greenroom eval`` of the one task, ``sessions`` times, with the configured model."""
+    mix = Mix(sessions=sessions, pool=1, zipf=1.0, seed=1)
+    return evaluate(
+        Target(config=config), tasks, parse_arms(arms), mix, tmp_path / "out", agent="model", price=PRICE, **options
+    )
+
+
 class Model:
     """Finds the weather tool (directly, or by search and dispatch), calls it, answers;
     reports prompt tokens from the size of each request, and remembers them per arm."""
@@ -85,16 +93,7 @@ def test_eval_reports_the_usage_the_provider_counted(server: FakeLLMServer, tmp_
     config, tasks = write_files(tmp_path, server)
     model = Model()
     server.responder = model
-    report = evaluate(
-        Target(config=config),
-        tasks,
-        parse_arms("all-eager,dispatch"),
-        Mix(sessions=3, pool=1, zipf=1.0, seed=1),
-        tmp_path / "out",
-        agent="model",
-        price=PRICE,
-        concurrency=2,
-    )
+    report = run_arms(config, tasks, "all-eager,dispatch", 3, tmp_path, concurrency=2)
     arms = {a["name"]: a for a in report["arms"]}
     price = DEFAULT_PRICES[PRICE]
     for name, arm in arms.items():
@@ -121,15 +120,7 @@ def test_eval_retries_a_rate_limited_call_and_counts_it(server: FakeLLMServer, t
     server.responder = model
     limited = openai_error("Rate limit reached for requests", "requests", "rate_limit_exceeded")
     server.push(Reply(429, limited, headers={"retry-after-ms": "0"}))
-    report = evaluate(
-        Target(config=config),
-        tasks,
-        parse_arms("all-eager"),
-        Mix(sessions=2, pool=1, zipf=1.0, seed=1),
-        tmp_path / "out",
-        agent="model",
-        price=PRICE,
-    )
+    report = run_arms(config, tasks, "all-eager", 2, tmp_path)
     (arm,) = report["arms"]
     assert arm["retries"] == 1 and arm["errors"] == 0 and arm["success"] == 1.0
     assert len(server.requests) == 1 + 2 * 2  # the refused call, then two sessions of two calls
@@ -144,16 +135,7 @@ def test_a_session_whose_model_fails_for_good_is_an_error_and_the_eval_goes_on(
     server.responder = model
     down = openai_error("The server had an error while processing your request.", "server_error")
     server.push(*[Reply(500, down, headers={"retry-after-ms": "0"})] * 3)  # the first try and both retries
-    report = evaluate(
-        Target(config=config),
-        tasks,
-        parse_arms("all-eager"),
-        Mix(sessions=3, pool=1, zipf=1.0, seed=1),
-        tmp_path / "out",
-        agent="model",
-        price=PRICE,
-        concurrency=1,
-    )
+    report = run_arms(config, tasks, "all-eager", 3, tmp_path, concurrency=1)
     (arm,) = report["arms"]
     assert arm["sessions"] == 3 and arm["errors"] == 1 and arm["retries"] == 2
     assert arm["success"] == 2 / 3
