@@ -29,7 +29,7 @@ from greenroom.serve.caller import caller_key
 from greenroom.serve.client import ClientRun, ClientView
 from greenroom.serve.pages import NOT_CACHEABLE, SHARED_TTL_MS, UPSTREAM_TTL_MS, CursorError, Freshness, page
 from greenroom.serve.results import to_call_result, to_mcp_tool
-from greenroom.serve.sessions import LogicalRuns
+from greenroom.serve.sessions import MAX_CALLERS, LogicalRuns
 from greenroom.serve.upstream import Upstream, mcp_servers
 from greenroom.tools.base import Progress, progress_listener
 
@@ -120,8 +120,10 @@ class Gateway:
             return
         self.first_views[run] = run.view
         names = run.view.tool_names()
-        before = self.last_listed.get(key)
-        self.last_listed[key] = names
+        before = self.last_listed.pop(key, None)
+        self.last_listed[key] = names  # the most recent last; bounded like the kept runs
+        while len(self.last_listed) > MAX_CALLERS:
+            del self.last_listed[next(iter(self.last_listed))]
         if before is not None and before != names:
             await self._publish_tools_changed()
 

@@ -116,4 +116,4 @@ class LogicalRuns:
             await self._end(held.run)
 
 
-__all__ = ["ENV", "IDLE_SECONDS", "MAX_AGE_SECONDS", "MAX_CALLS", "Limits", "LogicalRuns"]
+__all__ = ["ENV", "IDLE_SECONDS", "MAX_AGE_SECONDS", "MAX_CALLERS", "MAX_CALLS", "Limits", "LogicalRuns"]

@@ -131,3 +131,21 @@ async def test_a_changed_tool_list_reaches_listeners(
             with anyio.fail_after(30):
                 event = await sub.__anext__()
             assert type(event).__name__ == "ToolsListChanged"
+
+
+async def test_what_each_caller_was_listed_is_kept_for_a_bounded_number_of_callers(
+    make_runtime: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import greenroom.serve.gateway as gateway_module
+    from greenroom.serve.client import ClientView
+    from greenroom.serve.gateway import Gateway
+
+    monkeypatch.setattr(gateway_module, "MAX_CALLERS", 3)
+    gateway = Gateway(make_runtime([]))
+
+    class Run:  # what the gateway reads of a kept run
+        view = ClientView((), "")
+
+    for i in range(10):
+        await gateway._first_view(f"caller-{i}", Run())  # type: ignore[arg-type]
+    assert list(gateway.last_listed) == ["caller-7", "caller-8", "caller-9"]
