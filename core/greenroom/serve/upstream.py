@@ -1,13 +1,15 @@
 """The upstream MCP servers' prompts and resources, offered by the gateway under one roof.
 
-Prompts are named ``server__prompt``. Resources keep their URIs, unless two servers offer
-the same URI: then each is offered as ``greenroom://SERVER/<quoted uri>``. Resource
-templates are named ``server__name`` and keep their URI templates, unless two servers offer
-the same one: then each is offered as ``greenroom://SERVER/<template>``. A read goes to the
-server that listed the URI, else the one its ``greenroom://SERVER/`` names, else the first
-server (in config order) one of whose templates matches it (RFC 6570, the SDK's matcher).
-Asking for the lists starts the servers (they start lazily otherwise); a server that fails
-to start or has no prompts or resources offers none, and the others are still listed.
+Prompts are named ``server__prompt``, and resource templates ``server__name``; a server
+with ``naming = "bare"`` keeps its own names where no server before it (in config order)
+took them, as its tools do. Resources keep their URIs, unless two servers offer the same
+URI: then each is offered as ``greenroom://SERVER/<quoted uri>``. Templates keep their URI
+templates, unless two servers offer the same one: then each is offered as
+``greenroom://SERVER/<template>``. A read goes to the server that listed the URI, else the
+one its ``greenroom://SERVER/`` names, else the first server (in config order) one of whose
+templates matches it (RFC 6570, the SDK's matcher). Asking for the lists starts the servers
+(they start lazily otherwise); a server that fails to start or has no prompts or resources
+offers none, and the others are still listed.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class Upstream:
     def __init__(self, servers: dict[str, McpServer]) -> None:
         self.servers = servers
         self._uris: dict[str, tuple[str, str]] = {}  # offered uri -> (server, its own uri)
+        self._prompts: dict[str, tuple[str, str]] | None = None  # offered name -> (server, its own name)
         self._templates: list[tuple[str, Any]] | None = None  # (server, UriTemplate), config order
 
     async def _each(self, capability: str, use: Callable[[Any], Awaitable[T]]) -> list[tuple[str, T]]:
@@ -70,14 +73,40 @@ class Upstream:
         return out
 
     # -- prompts ---------------------------------------------------------------------------
+    def _names(self, owned: list[tuple[str, str]]) -> list[str]:
+        """The names ``(server, own name)`` pairs are offered under: ``server__name``, or the
+        own name for a ``naming = "bare"`` server when no pair before it took that name."""
+        taken: set[str] = set()
+        out: list[str] = []
+        for srv, own in owned:
+            server = self.servers.get(srv)
+            bare = server is not None and server.config.naming == "bare" and own not in taken
+            out.append(own if bare else f"{srv}{SEP}{own}")
+            taken.add(out[-1])
+        return out
+
     async def list_prompts(self) -> list[mcp_types.Prompt]:
         listed = await self._each("prompts", lambda s: s.list_prompts())
-        return [p.model_copy(update={"name": f"{srv}{SEP}{p.name}"}) for srv, res in listed for p in res.prompts]
+        owned = [(srv, p) for srv, res in listed for p in res.prompts]
+        names = self._names([(srv, p.name) for srv, p in owned])
+        self._prompts = {name: (srv, p.name) for name, (srv, p) in zip(names, owned, strict=True)}
+        return [p.model_copy(update={"name": name}) for name, (_, p) in zip(names, owned, strict=True)]
+
+    async def _listed_prompt(self, name: str) -> tuple[str, str] | None:
+        await self.list_prompts()
+        return (self._prompts or {}).get(name)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> mcp_types.GetPromptResult:
-        srv, sep, own = name.partition(SEP)
-        if not sep or srv not in self.servers:
+        route = (self._prompts or {}).get(name)
+        if route is None:
+            srv, sep, own = name.partition(SEP)
+            if sep and srv in self.servers:  # a prefixed name reaches its server, listed or not
+                route = (srv, own)
+            elif self._prompts is None:  # a bare name is known once the prompts were listed
+                route = await self._listed_prompt(name)
+        if route is None:
             raise KeyError(f"no prompt named {name!r}")
+        srv, own = route
         result: mcp_types.GetPromptResult = await on_server(self.servers[srv], lambda s: s.get_prompt(own, arguments))
         return result
 
@@ -105,13 +134,13 @@ class Upstream:
                 counts[t.uri_template] = counts.get(t.uri_template, 0) + 1
         out: list[mcp_types.ResourceTemplate] = []
         matchers: list[tuple[str, Any]] = []
-        for srv, res in listed:
-            for t in res.resource_templates:
-                matcher = _matcher(t.uri_template)
-                if matcher is not None:
-                    matchers.append((srv, matcher))
-                offered = t.uri_template if counts[t.uri_template] == 1 else f"{_NS}{srv}/{t.uri_template}"
-                out.append(t.model_copy(update={"name": f"{srv}{SEP}{t.name}", "uri_template": offered}))
+        owned = [(srv, t) for srv, res in listed for t in res.resource_templates]
+        for name, (srv, t) in zip(self._names([(srv, t.name) for srv, t in owned]), owned, strict=True):
+            matcher = _matcher(t.uri_template)
+            if matcher is not None:
+                matchers.append((srv, matcher))
+            offered = t.uri_template if counts[t.uri_template] == 1 else f"{_NS}{srv}/{t.uri_template}"
+            out.append(t.model_copy(update={"name": name, "uri_template": offered}))
         self._templates = matchers
         return out
 
