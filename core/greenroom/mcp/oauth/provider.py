@@ -49,6 +49,27 @@ class StoredTokensProvider(OAuthClientProvider):
         self.store = storage
         storage.context = self.context
 
+    def _settle_client_auth(self) -> None:
+        """A configured confidential client authenticates at the token endpoint as the
+        authorization server's metadata allows (``token_auth_method``)."""
+        ctx, client = self.context, self.store.client
+        if client is None or not client.client_secret or ctx.client_info is None:
+            return
+        if ctx.client_info.client_id != client.client_id:
+            return
+        supported = ctx.oauth_metadata.token_endpoint_auth_methods_supported if ctx.oauth_metadata else None
+        method = token_auth_method(supported)
+        if ctx.client_info.token_endpoint_auth_method != method:
+            ctx.client_info = ctx.client_info.model_copy(update={"token_endpoint_auth_method": method})
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        self._settle_client_auth()
+        return await super()._perform_authorization()
+
+    async def _refresh_token(self) -> httpx2.Request:
+        self._settle_client_auth()
+        return await super()._refresh_token()
+
     async def _initialize(self) -> None:
         await super()._initialize()
         ctx, record = self.context, self.store.record
@@ -65,6 +86,16 @@ class StoredTokensProvider(OAuthClientProvider):
             log.warning("MCP server %r: stored OAuth metadata ignored: %s", self.store.name, exc.errors()[:1])
         if record.get("auth_server_url") and ctx.auth_server_url is None:
             ctx.auth_server_url = str(record["auth_server_url"])
+
+
+def token_auth_method(supported: list[str] | None) -> str:
+    """How a client with a secret authenticates at the token endpoint: HTTP Basic, which
+    every authorization server must support (RFC 6749 2.3.1; RFC 8414 makes it the default
+    when the metadata names none), unless the server's metadata leaves it out and names
+    ``client_secret_post``."""
+    if supported and "client_secret_basic" not in supported and "client_secret_post" in supported:
+        return "client_secret_post"
+    return "client_secret_basic"
 
 
 def redirect_uri(port: int) -> str:
@@ -98,7 +129,7 @@ def configured_client(
         client_secret=secret,
         redirect_uris=[redirect],  # type: ignore[list-item]
         grant_types=GRANTS,
-        token_endpoint_auth_method="client_secret_post" if secret else "none",
+        token_endpoint_auth_method=token_auth_method(None) if secret else "none",  # settled with the metadata
     )
 
 
@@ -177,4 +208,5 @@ __all__ = [
     "client_secret",
     "make_provider",
     "redirect_uri",
+    "token_auth_method",
 ]
