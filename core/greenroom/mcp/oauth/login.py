@@ -1,13 +1,14 @@
 """Logging in to an upstream server: the authorization-code flow with PKCE, its redirect
-received on a loopback listener (``127.0.0.1``) or, headless, pasted on stdin, then the
-server listed through the same client (``greenroom mcp login`` and ``probe``)."""
+received on a loopback listener (``127.0.0.1``), pasted on stdin (headless), or, unattended,
+taken from the authorization server's own answer when it approves without a person; then
+the server listed through the same client (``greenroom mcp login`` and ``probe``)."""
 
 from __future__ import annotations
 
 import sys
 import urllib.parse
-from collections.abc import Callable
-from typing import TextIO
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
 
 import anyio
 import attrs
@@ -15,14 +16,18 @@ from anyio.abc import SocketStream, TaskGroup
 from mcp.client.auth import OAuthFlowError
 from mcp.shared.auth import AuthorizationCodeResult
 
+from greenroom._support.redact import public_url
 from greenroom.config.model import McpOAuthConfig, McpServerConfig
 from greenroom.mcp.connection import CLIENT_INFO, list_server
 from greenroom.mcp.listing import McpListing
-from greenroom.mcp.oauth.provider import make_provider
+from greenroom.mcp.oauth.provider import make_provider, redirect_uri
 from greenroom.mcp.sdk import ClientSession, httpx2, streamable_http_client
 
 Say = Callable[[str], None]
+Then = Callable[[Any], Awaitable[None]]
 _MAX_REQUEST = 16_384
+_MAX_HOPS = 10
+_REDIRECTS = (301, 302, 303, 307, 308)
 _PAGE = b"<!doctype html><title>greenroom</title><p>Signed in. You can close this window.</p>"
 
 
@@ -98,18 +103,48 @@ async def read_pasted(callback: Callback, source: TextIO) -> None:
         callback.take(urllib.parse.urlencode({"code": line}))
 
 
+async def approve_unattended(url: str, redirect: str, callback: Callback) -> None:
+    """What a browser does at an authorization server that approves without a person (a
+    test or CI identity provider): follow its redirects until one goes to ``redirect``,
+    and take that one's query as the answer. Anything else (a sign-in page) is an error
+    that says a person is wanted."""
+    target = urllib.parse.urlsplit(redirect)[:3]
+    async with httpx2.AsyncClient(follow_redirects=False, timeout=httpx2.Timeout(30.0)) as http:
+        for _ in range(_MAX_HOPS):
+            response = await http.get(url)
+            location = response.headers.get("location")
+            if response.status_code not in _REDIRECTS or not location:
+                raise OAuthFlowError(
+                    f"the authorization server did not approve unattended (HTTP {response.status_code} from "
+                    f"{public_url(url)}): it wants a person to sign in; log in without --unattended"
+                )
+            url = urllib.parse.urljoin(url, location)
+            if urllib.parse.urlsplit(url)[:3] == target:
+                callback.take(urllib.parse.urlsplit(url).query)
+                return
+    raise OAuthFlowError(f"the authorization server redirected more than {_MAX_HOPS} times without approving")
+
+
 async def login(
     config: McpServerConfig,
     *,
     say: Say,
     headless: bool = False,
+    unattended: bool = False,
     open_browser: bool = True,
     source: TextIO | None = None,
     wait: float = 300.0,
 ) -> tuple[McpListing, bool]:
     """Log in to ``config``'s server (fresh tokens) and list it; whether it asked for OAuth."""
     return await connect(
-        config, say=say, fresh=True, headless=headless, open_browser=open_browser, source=source, wait=wait
+        config,
+        say=say,
+        fresh=True,
+        headless=headless,
+        unattended=unattended,
+        open_browser=open_browser,
+        source=source,
+        wait=wait,
     )
 
 
@@ -119,18 +154,27 @@ async def connect(
     say: Say,
     fresh: bool = False,
     headless: bool = False,
+    unattended: bool = False,
     open_browser: bool = True,
     source: TextIO | None = None,
     wait: float = 300.0,
+    then: Then | None = None,
 ) -> tuple[McpListing, bool]:
-    """List ``config``'s server through the OAuth client, logging in when it asks."""
+    """List ``config``'s server through the OAuth client, logging in when it asks; then
+    ``then(session)``, if given, on the same connection (a login for a call's scopes
+    happens there too). ``unattended``: no person signs in (``approve_unattended``)."""
     oauth = config.oauth or McpOAuthConfig()
     callback = Callback()
     async with anyio.create_task_group() as tg:
-        port = oauth.redirect_port if headless else await listen(tg, oauth.redirect_port, callback)
+        listener = not (headless or unattended)
+        port = await listen(tg, oauth.redirect_port, callback) if listener else oauth.redirect_port
 
         async def on_redirect(url: str) -> None:
             callback.state = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query)).get("state")
+            if unattended:
+                say(f"Signing in for MCP server {config.name!r} unattended at {public_url(url)}")
+                await approve_unattended(url, redirect_uri(port), callback)
+                return
             if headless:
                 say(f"Open this URL in a browser and sign in:\n\n{url}\n")
                 say("Then paste the URL you were sent to (or its code) here:")
@@ -156,8 +200,10 @@ async def connect(
             async with streamable_http_client(config.url or "", http_client=http) as (read, write):
                 async with ClientSession(read, write, client_info=CLIENT_INFO) as session:
                     listing = await list_server(session, await session.initialize())
+                    if then is not None:
+                        await then(session)
         tg.cancel_scope.cancel()
     return listing, bool(provider.store.record.get("tokens"))
 
 
-__all__ = ["Callback", "connect", "listen", "login", "read_pasted"]
+__all__ = ["Callback", "approve_unattended", "connect", "listen", "login", "read_pasted"]
