@@ -10,6 +10,7 @@ the plugins' ``greenroom_event`` hook, with the run it belongs to.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from greenroom.mcp import McpToolset
 
 log = logging.getLogger("greenroom")
+
+_KEPT_RELISTINGS = 64  # a run further behind judges every tool again
 
 
 # ----------------------------------------------------------------------------- runtime
@@ -106,6 +109,11 @@ class Runtime:
         self.groups_version = 0  # bumped when a group loads, so views of the groups can be reused
         self.group_failures: dict[str, str] = {}
         """Why each group's last load failed (masked), until one succeeds."""
+        self.relisted_total = 0
+        """How many times a source listed its tools again and they changed."""
+        self.relistings: deque[tuple[int, tuple[ToolDescriptor, ...]]] = deque(maxlen=_KEPT_RELISTINGS)
+        """The latest of those changes (number, tools it added), for each run to judge
+        the added tools before it offers them (``Scoping.catch_up``)."""
         self._profiles: dict[str, StateStore] = {}
         self.accounting = RequestAccounting()
         self._closers: list[Any] = []
@@ -217,6 +225,36 @@ class Runtime:
                 self.tools.add(t, replace=True)
             self.events.emit(ev.GroupLoaded(step=step, group=group_id, tools=tuple(t.descriptor.name for t in tools)))
         return tools
+
+    def follow_listings(self) -> None:
+        """Take in the tools MCP servers listed again since the last call (each server
+        that said its tools changed): new tools join, gone ones leave, for every run."""
+        if self.mcp is None:
+            return
+        for server in self.mcp.take_changed():
+            self._relisted(server.group_id, list(server.tools()))
+
+    def _relisted(self, group_id: str, tools: list[Tool]) -> None:
+        descriptors = [t.descriptor for t in tools]
+        group = self.groups.get(group_id)
+        if group is not None:
+            before = set(group.tool_names)
+            held = group.relisted(descriptors, tools)
+            self.tools.note_known(descriptors)
+            tools = held or []  # a group not loaded yet brings its tools when it loads
+        else:  # a server whose tools are not deferred: its tools are the runtime's own
+            before = {n for n in self.tools if self.tools[n].descriptor.group == group_id}
+        for t in tools:
+            self.tools.add(t, replace=True)
+        names = {d.name for d in descriptors}
+        removed = tuple(sorted(before - names))
+        for name in removed:
+            self.tools.remove(name)
+        added = tuple(d for d in descriptors if d.name not in before)
+        self.groups_version += 1
+        self.relisted_total += 1
+        self.relistings.append((self.relisted_total, added))
+        self.events.emit(ev.ToolsRelisted(group=group_id, added=tuple(d.name for d in added), removed=removed))
 
     # -- search ------------------------------------------------------------------------
     async def search(

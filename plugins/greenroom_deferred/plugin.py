@@ -42,7 +42,7 @@ from greenroom_deferred.catalog import agent_tools, grouped_names
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.descriptors import OWN_TOOLS
 from greenroom_deferred.events import ListingRebuilt, SearchPerformed
-from greenroom_deferred.placement import LearnedView, place
+from greenroom_deferred.placement import LearnedView, initial, place
 from greenroom_deferred.run_state import DeferralRun, run_strategy
 from greenroom_deferred.state import DeferralState, forget_hidden, upgrade_saved_state
 from greenroom_deferred.strategies import Dispatch, Strategy, configured, for_run
@@ -149,6 +149,7 @@ class DeferredToolsPlugin(Plugin):
             st.active, st.activation = plan.activation.active, plan.activation.why
             st.savings_tokens, st.savings_chars4 = plan.activation.savings_tokens, plan.activation.savings_chars4
             st.placed = True
+            run.placed_for = ctx.catalog()  # every tool it has was placed just now
             strategy.started_eager(st, plan.learned)
             return
         hidden = ctx.hidden
@@ -164,6 +165,7 @@ class DeferredToolsPlugin(Plugin):
         st = _state(ctx)
         strategy = self.strategy(ctx)
         self._settle(ctx, st, strategy)
+        self._newcomers(ctx, st)
         st.step += 1
         strategy.before_step(ctx, st)
         if not st.active and not st.deferred():
@@ -171,6 +173,22 @@ class DeferredToolsPlugin(Plugin):
             request.tools = [d for d in request.base_tools if d.name not in OWN_TOOLS]
             return
         strategy.shape(ctx, st, request)
+
+    def _newcomers(self, ctx: RunContext, st: DeferralState) -> None:
+        """Place the tools a deferred group declares that joined after the session was
+        placed (an MCP server that listed new tools while it ran), by the same rules: a
+        new tool of a deferred server is deferred, and found by search."""
+        run = ctx.state[DeferralRun]
+        catalog = ctx.catalog()
+        if run.placed_for is catalog:
+            return
+        run.placed_for = catalog
+        if not st.active:
+            return  # nothing is deferred: every tool is sent as it is
+        grouped, modes = grouped_names(ctx, deferred_only=True), st.modes
+        for d in agent_tools(ctx):
+            if d.name not in modes and d.name in grouped:
+                st.place(d.name, initial(d, self.config, grouped))
 
     @hookimpl
     def greenroom_after_inference(self, ctx: RunContext, response: ModelResponse) -> None:

@@ -27,6 +27,8 @@ class DeferralRun:
 
     strategy: Strategy | None = None
     settled: bool = False
+    placed_for: object = None
+    """The catalog whose declared tools were all placed (``DeferredToolsPlugin._newcomers``)."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> DeferralRun:
         # a run's snapshot copies its run state: the strategy's memos hold the catalog and

@@ -300,7 +300,7 @@ async def abuild_runtime(path: str | Path, **options: Any) -> Runtime:
     way. Takes the same keyword arguments."""
     import anyio.to_thread
 
-    from greenroom.mcp import termination
+    from greenroom.mcp.host import termination
 
     termination.install()  # signal handlers can only be set from the main thread: here, not there
     return await anyio.to_thread.run_sync(functools.partial(build_runtime, path, **options))

@@ -124,7 +124,7 @@ def check_schemas(
 ) -> None:
     """Record each descriptor whose parameters schema is not a valid JSON Schema."""
     for d in descriptors:
-        for problem in schema_problems(d.parameters):
+        for problem in [d.problem] if d.problem else schema_problems(d.parameters):
             check.add(
                 level, f"{whose}tool {d.name!r} has an invalid parameters schema: {problem}", file=file, path=path
             )
@@ -260,7 +260,9 @@ def _check_listing(cfg: RuntimeConfig, check: Findings, index: int, listing: Mcp
         message = f"server {server.name!r} has no cached listing yet: it will be started at first use"
         check.add(Level.NOTE, message, file=cfg.origin(where), path=where)
         return
-    listed = [ToolDescriptor(spec.name, "", parameters=spec.input_schema) for spec in listing.tools]
+    listed = [
+        ToolDescriptor(spec.name, "", parameters=spec.input_schema, problem=spec.problem) for spec in listing.tools
+    ]
     whose = f"server {server.name!r}: "
     check_schemas(listed, check, Level.WARNING, file=cfg.origin(where), path=where, whose=whose)
 

@@ -259,7 +259,7 @@ class _Ending:
 
 def _die(signum: int) -> None:
     """End the process by ``signum`` as if greenroom had no handler, its servers stopped."""
-    termination = sys.modules.get("greenroom.mcp.termination")  # no server ran without it
+    termination = sys.modules.get("greenroom.mcp.host.termination")  # no server ran without it
     try:
         if termination is not None:
             termination.stop_all()

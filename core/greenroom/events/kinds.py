@@ -186,6 +186,24 @@ class GroupLoaded(Event):
 
 
 @attrs.frozen
+class ToolsRelisted(Event):
+    """A tool source listed its tools again and they changed (an MCP server that sent
+    ``notifications/tools/list_changed``): what it added and what it took away."""
+
+    kind: str = attrs.field(init=False, default="tools_relisted")
+    group: str = ""
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return f"  tools changed in {self.group}: +{len(self.added)} -{len(self.removed)}"
+
+    @property
+    def style(self) -> str:
+        return "magenta"
+
+
+@attrs.frozen
 class PluginError(Event):
     """A plugin's hook raised, named by plugin, distribution and hook."""
 

@@ -9,8 +9,9 @@ listing cached on disk.
 One job per module: ``checks`` (config rules, before anything starts), ``listing`` and
 ``cache`` (what a server listed, kept on disk), ``naming`` (model-facing tool names),
 ``errors`` (how a server is named in messages), ``host`` (the background loop that owns
-the sessions), ``termination`` (servers end when greenroom is terminated), ``connection``
-(one session through the SDK), ``server`` (a server's lifecycle), ``tool`` (a server's
+the sessions, stopped when greenroom is terminated), ``connection`` (one session through
+the SDK), ``server`` (a server's lifecycle), ``following`` (listing again when a server
+says its tools changed), ``tool`` (a server's
 tool as a greenroom ``Tool``), ``results`` (MCP results as ``ToolResult``), ``toolset``
 (the servers of one runtime), ``sdk`` (the optional SDK, imported in one place).
 
@@ -29,11 +30,11 @@ if TYPE_CHECKING:
     from greenroom.mcp.cache import cache_key, cache_path, read_cached_listing, write_cached_listing
     from greenroom.mcp.checks import check_mcp
     from greenroom.mcp.errors import McpError, McpStartError, describe_target
+    from greenroom.mcp.host import McpHost
     from greenroom.mcp.listing import McpListing, McpToolSpec
     from greenroom.mcp.naming import ToolNamer
     from greenroom.mcp.results import to_tool_result
     from greenroom.mcp.server import McpServer
-    from greenroom.mcp.thread import McpHost
     from greenroom.mcp.tool import McpTool
     from greenroom.mcp.toolset import McpToolset, open_mcp_tools
 
@@ -46,7 +47,7 @@ _EXPORTS: dict[str, str] = {
     "McpError": "greenroom.mcp.errors",
     "McpStartError": "greenroom.mcp.errors",
     "describe_target": "greenroom.mcp.errors",
-    "McpHost": "greenroom.mcp.thread",
+    "McpHost": "greenroom.mcp.host",
     "McpListing": "greenroom.mcp.listing",
     "McpToolSpec": "greenroom.mcp.listing",
     "ToolNamer": "greenroom.mcp.naming",

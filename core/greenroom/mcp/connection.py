@@ -1,7 +1,7 @@
 """One live session with an MCP server: opened through the SDK (stdio or streamable HTTP),
 listed, held open until told to stop, and explained when it could not be opened.
 
-Everything here runs in the host loop (``greenroom.mcp.thread``): the SDK's context
+Everything here runs in the host loop (``greenroom.mcp.host``): the SDK's context
 managers are entered and exited in the one task ``run_session`` is, and nowhere else.
 """
 
@@ -18,12 +18,13 @@ from typing import IO, Any, cast
 
 import anyio
 import attrs
+import pydantic
 from anyio.abc import TaskStatus
 
 from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
 from greenroom.mcp.errors import first_error
-from greenroom.mcp.listing import McpListing, McpToolSpec
+from greenroom.mcp.listing import McpListing, McpToolSpec, schema_fault
 from greenroom.mcp.oauth.provider import LoginRequired, auth_for
 from greenroom.mcp.sdk import (
     ClientSession,
@@ -34,6 +35,7 @@ from greenroom.mcp.sdk import (
     stdio_client,
     streamable_http_client,
 )
+from greenroom.tools import ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,38 @@ class Connection:
         lines = [ln for ln in raw.splitlines() if ln.strip()]
         return redact("\n".join(lines[-12:]))
 
+    def call_failed(
+        self, exc: Exception, label: str, name: str, timeout: float, *, again: str, redact: Redactor
+    ) -> ToolResult:
+        """What a call of the tool ``name`` that raised ``exc`` answers; marks this
+        connection to be checked (``suspect``) or replaced (``broken``) when it must be.
+        ``again`` says what the next call does to a broken one (restarted, reconnected)."""
+        if isinstance(exc, TimeoutError):
+            self.suspect = True
+            return ToolResult.error(
+                f"{label} did not answer the call to {name!r} within {timeout:g} s; "
+                f"it will be checked, and {again} if hung, on the next call"
+            )
+        if isinstance(exc, MCPError):
+            if exc.code != mcp_types.CONNECTION_CLOSED:
+                return ToolResult.error(redact(f"{label} rejected the call to {name!r}: {exc.message}"))
+            self.broken = "connection closed"
+            tail = self.stderr_tail(redact)
+            msg = (
+                f"{label} closed the connection during the call to {name!r} (did the server exit?); "
+                f"it will be {again} on the next call"
+            )
+            if tail:
+                msg += f"\nServer stderr (last lines):\n{tail}"
+            return ToolResult.error(redact(msg))
+        if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)):
+            self.broken = type(exc).__name__
+            return ToolResult.error(
+                f"{label} is unreachable ({type(exc).__name__}); it will be {again} on the next call"
+            )
+        # a malformed result, an output-schema mismatch, ...
+        return ToolResult.error(redact(f"{label}: the call to {name!r} failed: {type(exc).__name__}: {exc}"))
+
 
 async def run_session(
     config: McpServerConfig,
@@ -84,10 +118,17 @@ async def run_session(
     on_listing: Callable[[McpListing], None],
     redact: Redactor,
     *,
+    on_tools_changed: Callable[[], None] = lambda: None,
     task_status: TaskStatus[None],
 ) -> None:
     """The dedicated task that owns one session: open, initialise and list (then report
-    ``started``), and hold the session until ``conn.stop`` is set."""
+    ``started``), and hold the session until ``conn.stop`` is set. The server's
+    ``notifications/tools/list_changed`` calls ``on_tools_changed`` (in this loop)."""
+
+    async def heard(message: mcp_types.ServerNotification | Exception) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            on_tools_changed()
+
     started = False
     try:
         async with contextlib.AsyncExitStack() as stack:
@@ -108,7 +149,9 @@ async def run_session(
                     cwd=str(base_dir),
                 )
                 read, write = await stack.enter_async_context(stdio_client(params, errlog=cast(Any, conn.errlog)))
-            session = await stack.enter_async_context(ClientSession(read, write, client_info=CLIENT_INFO))
+            session = await stack.enter_async_context(
+                ClientSession(read, write, client_info=CLIENT_INFO, message_handler=heard)
+            )
             init = await session.initialize()
             listing = await list_server(session, init)
             conn.session = session
@@ -133,9 +176,15 @@ async def list_server(session: ClientSession, init: mcp_types.InitializeResult) 
     cursor: str | None = None
     for _ in range(_MAX_LIST_PAGES):  # a paginator that never ends cannot hang us
         params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        specs.extend(McpToolSpec.from_mcp(t) for t in page.tools)
-        cursor = page.next_cursor
+        try:
+            page = await session.list_tools(params=params)
+        except pydantic.ValidationError:
+            # one tool the SDK refuses (no inputSchema, say) would cost the whole server
+            listed, cursor = await _tools_one_by_one(session, params)
+            specs.extend(listed)
+        else:
+            specs.extend(McpToolSpec.from_mcp(t) for t in page.tools)
+            cursor = page.next_cursor
         if not cursor:
             break
     info = init.server_info
@@ -146,6 +195,58 @@ async def list_server(session: ClientSession, init: mcp_types.InitializeResult) 
         server_version=info.version if info else None,
         listed_at=time.time(),
     )
+
+
+async def _tools_one_by_one(
+    session: ClientSession, params: mcp_types.PaginatedRequestParams | None
+) -> tuple[list[McpToolSpec], str | None]:
+    """A page the SDK refused, asked for again and checked tool by tool: a tool that MCP
+    does not allow is kept as unusable (its name, and why), the rest as usual.
+
+    The SDK checks a ``tools/list`` result whole, in ``send_request``; so this asks
+    through its dispatcher (what ``send_request`` does first), checks each tool against
+    the negotiated revision the way the SDK would, and hands the valid ones back to the
+    session, which keeps their output schemas for checking results. These are the SDK's
+    private parts (mcp 2.3): without them, the page's error stands.
+    """
+    from mcp_types import methods
+
+    request = mcp_types.ListToolsRequest(params=params)
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    opts: dict[str, Any] = {}
+    session._stamp(data, cast(Any, opts))
+    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), cast(Any, opts))
+    version = session._negotiated_version or "2025-11-25"
+    good: list[mcp_types.Tool] = []
+    specs: list[McpToolSpec] = []
+    items = raw.get("tools") if isinstance(raw, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            log.warning("an MCP server listed a tool without a name; it is left out")
+            continue
+        try:
+            methods.validate_server_result("tools/list", version, {"tools": [item]})
+            tool = mcp_types.Tool.model_validate(item, by_name=False)
+        except (pydantic.ValidationError, KeyError) as exc:
+            fault = schema_fault(item) or f"the server listed it in a form MCP does not allow ({_first_problem(exc)})"
+            log.warning("MCP tool %r is unusable: %s", item["name"], fault)
+            specs.append(McpToolSpec.unusable(item, fault))
+            continue
+        good.append(tool)
+        specs.append(McpToolSpec.from_mcp(tool))
+    cursor = raw.get("nextCursor") if isinstance(raw, dict) else None
+    cursor = cursor if isinstance(cursor, str) and cursor else None
+    page = mcp_types.ListToolsResult(tools=good, next_cursor=cursor)
+    session._absorb_tool_listing(page, complete=params is None and cursor is None)
+    return specs, cursor
+
+
+def _first_problem(exc: Exception) -> str:
+    if isinstance(exc, pydantic.ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"][2:]) or "tool"  # past ("tools", 0)
+        return f"{where}: {first['msg']}"
+    return str(exc)
 
 
 def start_failure_reason(config: McpServerConfig, exc: BaseException) -> str:

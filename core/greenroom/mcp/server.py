@@ -9,9 +9,10 @@ or URL, never environment or header values.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,11 @@ from greenroom.config import McpServerConfig
 from greenroom.mcp.cache import read_cached_listing, write_cached_listing
 from greenroom.mcp.connection import Connection, list_server, run_session, start_failure_reason
 from greenroom.mcp.errors import McpError, McpStartError, describe_target, quiet_stdout_noise, server_secrets, serving
+from greenroom.mcp.following import ListFollower
+from greenroom.mcp.host.thread import CLOSE_TIMEOUT, McpHost, in_caller_loop
 from greenroom.mcp.listing import McpListing
 from greenroom.mcp.naming import ToolNamer
 from greenroom.mcp.results import masked, to_tool_result
-from greenroom.mcp.sdk import MCPError, mcp_types
-from greenroom.mcp.thread import CLOSE_TIMEOUT, McpHost, in_caller_loop
 from greenroom.mcp.tool import McpTool
 from greenroom.tools import ToolDescriptor, ToolResult
 from greenroom.tools.base import Progress
@@ -97,6 +98,11 @@ class McpServer:
         self._retry_after = 0.0
         self._last_error: McpStartError | None = None
         self.starts = 0  # how many sessions were opened (tests and diagnostics)
+        self.on_change: Callable[[McpServer], None] = lambda server: None
+        """Told, in the host thread, each time a live listing changes the tools."""
+        self._follower = ListFollower(
+            self.name, self._relist_live, self._host, timeout=config.timeout, redact=self._redact
+        )
         self._again = "reconnected" if config.url else "restarted"
 
     def __repr__(self) -> str:
@@ -288,8 +294,9 @@ class McpServer:
         named = serving.set(self.name)  # the session's tasks (the SDK's reader too) know whose they are
         try:
             with anyio.fail_after(self.config.connect_timeout):
+                session = functools.partial(run_session, on_tools_changed=self._follower.changed)
                 await self._host.task_group.start(
-                    run_session, self.config, self.base_dir, conn, self._set_listing, self._redact
+                    session, self.config, self.base_dir, conn, self._set_listing, self._redact
                 )
         except BaseException as exc:
             if isinstance(exc, anyio.get_cancelled_exc_class()):
@@ -308,21 +315,30 @@ class McpServer:
         return conn
 
     def _set_listing(self, listing: McpListing) -> None:
-        self._listing = listing
+        before, self._listing = self._listing, listing
         self._listing_is_live = True
         write_cached_listing(self.config, self.base_dir, listing)
+        if before is not None and before.tools != listing.tools:
+            self.on_change(self)
 
-    async def _relist(self) -> None:
-        conn = await self._ensure_connected()
+    async def _relist(self, conn: Connection | None = None) -> None:
+        conn = conn or await self._ensure_connected()
         assert conn.session is not None
         init = conn.session.initialize_result
         assert init is not None
         self._set_listing(await list_server(conn.session, init))
 
+    async def _relist_live(self) -> bool:
+        """List the live session again (``ListFollower``); False when there is none."""
+        conn = self._conn
+        if conn is None or conn.broken is not None:
+            return False
+        await self._relist(conn)
+        return True
+
     async def _call(
         self, name: str, arguments: dict[str, Any], timeout: float, progress: Any = None, meta: Any = None
     ) -> ToolResult:
-        label = f"MCP server {self.name!r}"
         try:
             conn = await self._ensure_connected()
         except McpStartError as exc:
@@ -331,36 +347,15 @@ class McpServer:
         try:
             with anyio.fail_after(timeout):
                 result = await conn.session.call_tool(name, arguments, progress_callback=progress, meta=meta)
-        except TimeoutError:
-            conn.suspect = True
-            return ToolResult.error(
-                f"{label} did not answer the call to {name!r} within {timeout:g} s; "
-                f"it will be checked, and {self._again} if hung, on the next call"
-            )
         except anyio.get_cancelled_exc_class():
             # The caller gave up (its own timeout, or the run was cancelled): the server
             # may be hung, so check it before the next call.
             conn.suspect = True
             raise
-        except MCPError as exc:
-            if exc.code == mcp_types.CONNECTION_CLOSED:
-                conn.broken = "connection closed"
-                tail = conn.stderr_tail(self._redact)
-                msg = (
-                    f"{label} closed the connection during the call to {name!r} (did the server exit?); "
-                    f"it will be {self._again} on the next call"
-                )
-                if tail:
-                    msg += f"\nServer stderr (last lines):\n{tail}"
-                return ToolResult.error(self._redact(msg))
-            return ToolResult.error(self._redact(f"{label} rejected the call to {name!r}: {exc.message}"))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
-            conn.broken = type(exc).__name__
-            return ToolResult.error(
-                f"{label} is unreachable ({type(exc).__name__}); it will be {self._again} on the next call"
-            )
-        except Exception as exc:  # a malformed result, an output-schema mismatch, ...
-            return ToolResult.error(self._redact(f"{label}: the call to {name!r} failed: {type(exc).__name__}: {exc}"))
+        except Exception as exc:
+            label = f"MCP server {self.name!r}"
+            return conn.call_failed(exc, label, name, timeout, again=self._again, redact=self._redact)
+        await self._follower.settled()  # its tools changed during the call: listed before the next step
         # a server may echo what it was given (a token from its env, the Basic header of
         # its URL's credentials) in a result the model, the trace and the terminal would show
         return masked(to_tool_result(result), self._redact_result)

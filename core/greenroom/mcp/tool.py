@@ -33,6 +33,7 @@ class McpTool:
             description=spec.description,
             parameters=tool_parameters(spec.input_schema),
             group=server.group_id,
+            problem=spec.problem,
         )
 
     @property

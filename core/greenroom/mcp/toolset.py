@@ -8,6 +8,7 @@ server; a server with ``defer = false`` gives normal tools that start it on firs
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -16,9 +17,9 @@ import anyio
 from greenroom._support.redact import Secrets
 from greenroom.config import McpServerConfig
 from greenroom.mcp.errors import McpError, McpStartError
+from greenroom.mcp.host.thread import McpHost
 from greenroom.mcp.naming import MAX_PREFIX, ToolNamer, safe_name
 from greenroom.mcp.server import McpServer
-from greenroom.mcp.thread import McpHost
 from greenroom.run.policy import HideReason, ToolPolicy
 from greenroom.tools import Tool
 from greenroom.tools.groups import ToolGroup
@@ -58,10 +59,36 @@ class McpToolset:
             for c in configs
         }
         self.errors: dict[str, str] = {}  # server name -> why it could not be listed / started
+        # servers whose live listing changed, until the runtime takes them (``take_changed``)
+        self._changed: dict[str, McpServer] = {}
+        self._changed_lock = threading.Lock()  # written in the host thread, read in the caller's
+        self._listeners: list[Callable[[], None]] = []
+        for server in self.servers.values():
+            server.on_change = self._listing_changed
         # Assign names for cached listings now, in config order, so bare-name precedence
         # does not depend on which server happens to start first.
         for s in self.servers.values():
             s.tools()
+
+    def _listing_changed(self, server: McpServer) -> None:
+        with self._changed_lock:
+            self._changed[server.name] = server
+        for listener in list(self._listeners):
+            try:
+                listener()
+            except Exception:  # a listener that is gone must not stop the listing
+                log.debug("a listener of changed MCP tools failed", exc_info=True)
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` (in the host thread: it must only hand the news on) each time
+        a server's live listing changes its tools."""
+        self._listeners.append(listener)
+
+    def take_changed(self) -> list[McpServer]:
+        """The servers whose tools changed since the last call, in config order."""
+        with self._changed_lock:
+            changed, self._changed = self._changed, {}
+        return [s for s in self.servers.values() if s.name in changed]
 
     def _needs_start(self, server: McpServer) -> bool:
         if self.excluded(server) is not None:

@@ -124,6 +124,8 @@ class RunContext:
         """Groups whose loaded tools this run's scope has judged (``Scoping.scope_loaded``)."""
         self.groups_seen = runtime.groups_version
         """The runtime's group loads this run has caught up with (``Scoping.catch_up``)."""
+        self.relistings_seen = runtime.relisted_total
+        """The changed listings whose new tools this run has judged (``Scoping.catch_up``)."""
         self.closed = False
         """The run has ended: what a hook left running (a timed-out plain hook) emits is dropped."""
         self.state = StateStore(runtime.registry, Scope.RUN)

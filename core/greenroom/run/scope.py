@@ -136,15 +136,19 @@ class Scoping:
         from this run (fail closed) and the failure is raised."""
         ctx.judged_groups.add(group.id)
         declared = {d.name for d in group.known}
-        new = [t.descriptor for t in tools if t.descriptor.name not in declared]
+        await self._judge(ctx, [t.descriptor for t in tools if t.descriptor.name not in declared], group.id)
+
+    async def _judge(self, ctx: RunContext, new: Sequence[ToolDescriptor], source: str) -> None:
+        """Judge tools that came after the run's scope was worked out (fail closed: if the
+        hook fails, every one of them is hidden from this run, and the failure raised)."""
         if not new:
             return
         ctx.scope.hide(self.policy_hides(d.name for d in new))
-        ctx.scope.hide(self._filtered(ctx, ((d.name, d.group or group.id) for d in new)))
+        ctx.scope.hide(self._filtered(ctx, ((d.name, d.group or source) for d in new)))
         try:
             hidden = await self.plugins_hide(ctx, new)
         except BaseException:
-            why = HideReason(HiddenBy.UNJUDGED, group.id)
+            why = HideReason(HiddenBy.UNJUDGED, source)
             ctx.scope.hide((d.name, why) for d in new)
             raise
         ctx.scope.hide(hidden)
@@ -153,9 +157,15 @@ class Scoping:
         """Judge for this run the groups other runs loaded since it last looked (a gateway
         client's run sees the tools another client's call loaded only once judged)."""
         rt = self._rt
+        rt.follow_listings()
         if ctx.groups_seen == rt.groups_version:
             return
         ctx.groups_seen = rt.groups_version
+        try:
+            await self._judge(ctx, self._relisted_since(ctx), "relisted")
+        except PluginHookError as exc:  # hidden already: the run goes on without them
+            log.debug("%s", exc, exc_info=exc.error)
+            ctx.emit(ev.PluginError.of(exc, ctx.step))
         for group in list(rt.groups.values()):
             if group.loaded and group.id not in ctx.judged_groups:
                 try:
@@ -163,6 +173,17 @@ class Scoping:
                 except PluginHookError as exc:  # hidden already: the run goes on without them
                     log.debug("%s", exc, exc_info=exc.error)
                     ctx.emit(ev.PluginError.of(exc, ctx.step))
+
+    def _relisted_since(self, ctx: RunContext) -> list[ToolDescriptor]:
+        """The tools sources added by listing again since this run last looked; every
+        tool there is when the run is further behind than the runtime keeps."""
+        rt = self._rt
+        seen, ctx.relistings_seen = ctx.relistings_seen, rt.relisted_total
+        if seen == rt.relisted_total:
+            return []
+        if not rt.relistings or rt.relistings[0][0] > seen + 1:
+            return self.universe()
+        return [d for number, added in rt.relistings if number > seen for d in added]
 
 
 def keep_in_scope(ctx: RunContext, draft: RequestDraft) -> None:

@@ -12,7 +12,7 @@ its calls is kept.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -72,6 +72,8 @@ class ClientRun:
         if made_for is not None and made_for.hidden is not None:
             runtime.scoping.restrict(self.run.ctx, made_for.hidden)  # before its scope is worked out
         self.view = ClientView((), "")
+        self.notify: Callable[[], Awaitable[None]] | None = None
+        """Tells the client its tools changed (a 2025-11-25 connection's notification)."""
         self.calls_made = 0
         self._lock = anyio.Lock()  # the phases of one client's steps never interleave
         self._start_lock = anyio.Lock()
@@ -101,7 +103,19 @@ class ClientRun:
             call = self.run.take_client_call(name, arguments)
         result = await self.run.call_tool(call)
         self.calls_made += 1
-        async with self._lock:  # each call's step offers the next view, also one that raced another
+        # each call's step offers the next view, also one that raced another
+        return result, await self._next_view(f"after a call of {name!r}")
+
+    async def refresh(self) -> bool:
+        """The next step's view, because the tools changed under this run (an upstream
+        server listed new ones); whether the view changed."""
+        if not self.run.started or self.run.ended:
+            return False
+        return await self._next_view("after upstream tools changed")
+
+    async def _next_view(self, when: str) -> bool:
+        """Take the next step's view; a step that fails keeps the one before (reported)."""
+        async with self._lock:
             before = self.view
             try:
                 self.view = ClientView.of(await self.run.next_request())
@@ -109,8 +123,8 @@ class ClientRun:
                 failure = first_error(exc)
                 if isinstance(failure, PluginHookError):
                     self.ctx.emit(ev.PluginError.of(failure, self.ctx.step))
-                log.warning("the view after a call of %r could not be built; the last one stands: %s", name, failure)
-        return result, self.view != before
+                log.warning("the view %s could not be built; the last one stands: %s", when, failure)
+            return self.view != before
 
     async def end(self, *, cancelled: bool = False) -> None:
         """RunEnd for every plugin (once), then the trace's last event for this client."""

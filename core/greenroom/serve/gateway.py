@@ -17,11 +17,14 @@ in the task that handles it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from greenroom.mcp.observe import McpRequest, header_map, observed
 from greenroom.mcp.sdk import mcp_types
@@ -75,6 +78,68 @@ class Gateway:
         self.instructions = view.instructions
         self.server.instructions = view.instructions or None
 
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """Prepared, following what upstream servers change while the body serves, then
+        closed (``aclose``) however the body ends."""
+        try:
+            await self.prepare()
+            async with anyio.create_task_group() as tg:
+                changes = self._changes()
+                if changes is not None:
+                    tg.start_soon(self._follow_upstream, changes)
+                try:
+                    yield
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            await self.aclose()
+
+    def _changes(self) -> MemoryObjectReceiveStream[None] | None:
+        """A stream that says (at most one notice pending) when an upstream server's
+        tools changed; told in the MCP host's thread, read in this loop."""
+        mcp = self.runtime.mcp
+        if mcp is None:
+            return None
+        send, receive = anyio.create_memory_object_stream[None](1)
+        token = anyio.lowlevel.current_token()
+
+        def put() -> None:
+            with contextlib.suppress(anyio.WouldBlock):  # a notice is pending already
+                send.send_nowait(None)
+
+        def heard() -> None:
+            try:
+                anyio.from_thread.run_sync(put, token=token)
+            except Exception:  # the gateway is stopping
+                log.debug("an upstream change was not handed on", exc_info=True)
+
+        mcp.on_change(heard)
+        return receive
+
+    async def _follow_upstream(self, changes: MemoryObjectReceiveStream[None]) -> None:
+        async for _ in changes:
+            try:
+                await self.upstream_changed()
+            except Exception:  # the next change, or the next request, tries again
+                log.warning("following a change of upstream tools failed", exc_info=True)
+
+    async def upstream_changed(self) -> None:
+        """Upstream servers listed new tools: the runtime takes them, each client's view
+        is made again, and the clients whose view changed are told (a 2025-11-25
+        connection by notification, 2026-07-28 callers through ``subscriptions/listen``)."""
+        self.runtime.follow_listings()
+        for run in list(self.first_views):
+            if await run.refresh():
+                self.first_views[run] = run.view
+        for run in list(self.clients):
+            if await run.refresh() and run.notify is not None:
+                try:
+                    await run.notify()
+                except Exception:  # a client that cannot take it asks tools/list itself
+                    log.debug("could not send tools/list_changed", exc_info=True)
+        await self._publish_tools_changed()
+
     async def aclose(self) -> None:
         """End every client's run still open (so what was learned is kept), then the runtime."""
         with anyio.CancelScope(shield=True):
@@ -102,6 +167,7 @@ class Gateway:
                 await self._first_view(key, run)
                 return run
             run = ClientRun(self.runtime, client_name=name)
+            run.notify = ctx.session.send_tool_list_changed
             conn.state[_STATE_KEY] = run
             self.clients.add(run)
             conn.exit_stack.push_async_callback(self._end, run)

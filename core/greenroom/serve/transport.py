@@ -35,13 +35,10 @@ async def serve_stdio(gateway: Gateway) -> None:
     """Serve one client on stdin and stdout until it closes them."""
     from mcp.server.stdio import stdio_server
 
-    try:
-        await gateway.prepare()
+    async with gateway.serving():
         server = gateway.server
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
-    finally:
-        await gateway.aclose()
 
 
 class BearerAuth:
@@ -90,8 +87,7 @@ async def serve_http(
 
     if token is not None and oauth is not None:
         raise ValueError("a static token and OAuth exclude each other")
-    try:
-        await gateway.prepare()
+    async with gateway.serving():
         if oauth is not None:
             from greenroom.serve.oauth import JwtVerifier, auth_settings
 
@@ -118,8 +114,6 @@ async def serve_http(
                 (announce or _to_stderr)(f"greenroom serve: listening on http://{where}:{bound}{path}")
             await server.finished.wait()
             tg.cancel_scope.cancel()
-    finally:
-        await gateway.aclose()
 
 
 def _server(config: Any) -> Any:

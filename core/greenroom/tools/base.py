@@ -11,9 +11,12 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 import attrs
+
+if TYPE_CHECKING:
+    from greenroom.tools.schema.problem import SchemaProblem
 
 RunT = TypeVar("RunT")
 """What a plugin's tool sees of the run: ``RunContext`` (``ToolCallContext[RunContext]``).
@@ -33,6 +36,10 @@ class ToolDescriptor:
     parameters: Mapping[str, Any] = attrs.field(factory=lambda: {"type": "object"})
     group: str | None = None
     deferrable: Deferrable = "automatic"
+    problem: SchemaProblem | None = None
+    """What its source already knows makes the tool unusable, whatever ``parameters``
+    says (an MCP server listed it without a valid ``inputSchema``; ``parameters`` is then
+    an empty object schema)."""
 
     def to_json(self) -> dict[str, Any]:
         """The provider-neutral function definition: description, name, parameters."""

@@ -58,6 +58,16 @@ class ToolGroup:
                 self._tools = [t if t.descriptor.group == self.id else _Regrouped(t, self.id) for t in tools]
         return self._tools
 
+    def relisted(self, known: Sequence[ToolDescriptor], tools: Sequence[Tool]) -> list[Tool] | None:
+        """Its source listed again and its tools changed: ``known`` is what it declares
+        now and, once loaded, ``tools`` are what it holds (returned as held); None when
+        the group is not loaded (its next load brings them)."""
+        self.known = list(known)
+        if self._tools is None:
+            return None
+        self._tools = [t if t.descriptor.group == self.id else _Regrouped(t, self.id) for t in tools]
+        return self._tools
+
 
 class _Regrouped:
     """A loaded tool whose descriptor names its group (so search and listings agree)."""

@@ -83,7 +83,7 @@ class ToolSet(Mapping[str, Tool]):
         self._tools[name] = tool
         self._validators.pop(name, None)
         self._fast.pop(name, None)
-        self._record(name, _load_problem(tool.descriptor.parameters))
+        self._record(name, tool.descriptor.problem or _load_problem(tool.descriptor.parameters))
         self._descriptors = None
         self.version += 1
 
@@ -92,7 +92,7 @@ class ToolSet(Mapping[str, Tool]):
         are reported now and a call before the load gets their problem."""
         for d in descriptors:
             if d.name not in self._tools:
-                self._record(d.name, _load_problem(d.parameters))
+                self._record(d.name, d.problem or _load_problem(d.parameters))
 
     def _record(self, name: str, problem: SchemaProblem | None) -> None:
         if problem is None:
@@ -102,6 +102,17 @@ class ToolSet(Mapping[str, Tool]):
         self._problems[name] = problem
         if known != problem and self._on_unusable is not None:
             self._on_unusable(name, problem)
+
+    def remove(self, name: str) -> None:
+        """Take a tool away (its source no longer lists it): it leaves every list, and a
+        call to it is a call to an unknown tool."""
+        if self._tools.pop(name, None) is None:
+            return
+        self._validators.pop(name, None)
+        self._fast.pop(name, None)
+        self._problems.pop(name, None)
+        self._descriptors = None
+        self.version += 1
 
     def mark_unusable(self, name: str, problem: SchemaProblem) -> None:
         """Record a problem found only when a call used the schema; the tool leaves every list."""

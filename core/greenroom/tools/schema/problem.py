@@ -12,6 +12,8 @@ import attrs
 class SchemaFault(enum.Enum):
     """What kind of thing is wrong with a schema."""
 
+    MISSING = "missing"
+    """The tool came without a parameter schema (an MCP server that left out ``inputSchema``)."""
     NOT_A_SCHEMA = "not_a_schema"
     """The schema, or a subschema, is not a JSON object (or a boolean, below the top)."""
     NOT_AN_OBJECT = "not_an_object"

@@ -9,7 +9,7 @@ task of an anyio task group inside one background thread with its own event loop
 callers reach it through an anyio ``BlockingPortal``, whose cross-loop calls propagate
 cancellation both ways. A hung server cannot block the caller's loop, and a caller's
 timeout never tears an SDK cancel scope. A running host is known to
-``greenroom.mcp.termination``, which stops it if the process is terminated or exits.
+``greenroom.mcp.host.termination``, which stops it if the process is terminated or exits.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
 
-from greenroom.mcp import termination
+from greenroom.mcp.host import termination
 from greenroom.tools.base import Progress
 
 T = TypeVar("T")

@@ -25,7 +25,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from greenroom.mcp.thread import McpHost
+    from greenroom.mcp.host.thread import McpHost
 
 TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
