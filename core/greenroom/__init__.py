@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from greenroom.plugins.discovery import discover as _discover_plugins
     from greenroom.plugins.discovery import hookimpl as hookimpl
     from greenroom.plugins.discovery import make_plugin_host as make_plugin_host
+    from greenroom.plugins.readiness import Readiness as Readiness
     from greenroom.providers.base import ProviderModel as ProviderModel
     from greenroom.providers.errors import ProviderConnectionError as ProviderConnectionError
     from greenroom.providers.errors import ProviderError as ProviderError
@@ -122,6 +123,7 @@ _EXPORTS: dict[str, str] = {
     "load_runtime_config": "greenroom.build.compose",
     "AgentConfig": "greenroom.config",
     "ConfigError": "greenroom.config",
+    "Readiness": "greenroom.plugins.readiness",
     "RuntimeConfig": "greenroom.config",
     "ClientCalled": "greenroom.events",
     "Rejection": "greenroom.events",

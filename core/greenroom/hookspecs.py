@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from greenroom.events import Event
     from greenroom.mcp.observe import McpRequest
     from greenroom.models import ModelResponse, ProviderFactory, RequestDraft, ToolCall, ToolPlacement
+    from greenroom.plugins.readiness import Readiness
     from greenroom.run.context import Decision, RunContext, RunOutcome
     from greenroom.runtime import Runtime
     from greenroom.search import Ranking, ScoredTool, SearchQuery
@@ -367,6 +368,28 @@ def greenroom_inspect_tools(ctx: RunContext) -> Mapping[str, ToolPlacement] | No
     BeforeInference have run), and by anything else that explains a runtime. Return None
     when the plugin places no tools; when several plugins name one tool, the first
     answer in hook order wins. If it raises, the inspection stops with the named error.
+    """
+
+
+# --------------------------------------------------------------------------------------
+# Operating: what a long-lived process (``greenroom serve``) asks of its plugins.
+# --------------------------------------------------------------------------------------
+
+
+@hookspec
+def greenroom_readiness(runtime: Runtime) -> Iterable[Readiness] | None:
+    """Say whether what this plugin needs in order to serve is there now: a database it
+    reads and writes, a service it calls. ``Readiness(name, ready, detail)``, one each,
+    or None when it needs nothing outside the process.
+
+    Called by ``greenroom serve``'s ``/readyz`` (a load balancer's or Kubernetes'
+    readiness probe, every few seconds per replica), so it must be cheap: a ``SELECT 1``
+    on a connection it keeps, or the outcome of its own last attempt. A plain ``def``
+    runs where it is called and must return at once; an ``async def`` is awaited,
+    bounded by the agent's ``tool_timeout``. A failure, or an answer past that bound,
+    counts as not ready, naming the plugin (a probe fails closed), and the other plugins
+    are still asked. Nothing a plugin says here is shown with secrets: name and detail
+    are for operators.
     """
 
 
