@@ -115,6 +115,8 @@ class McpServerConfig:
         start: ``lazy`` (when first needed) or ``eager`` (when the runtime starts).
         timeout: Seconds for one tool call.
         connect_timeout: Seconds to start the server and list its tools.
+        max_concurrency: Calls greenroom sends the server at once; more wait for a
+            free slot, within their timeout, then fail naming the limit.
         oauth: Sign in with OAuth 2.1 (an HTTP server only; ``oauth = {}`` for the defaults).
             A server with stored tokens from ``greenroom mcp login`` uses them without it.
     """
@@ -131,6 +133,7 @@ class McpServerConfig:
     start: Literal["lazy", "eager"] = "lazy"
     timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
     connect_timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
+    max_concurrency: int = attrs.field(default=32, validator=attrs.validators.ge(1))
     oauth: McpOAuthConfig | None = None
 
 
@@ -246,9 +249,20 @@ class ServeConfig:
     """What ``greenroom serve`` reads beside the runtime.
 
     Args:
+        drain_timeout: Seconds a stopping gateway lets the calls in progress finish
+            (``--drain-timeout``); past it they are cancelled with an error.
+        max_body_bytes: Largest HTTP request body taken, in bytes (``--max-body-bytes``);
+            a larger one is answered 413.
+        max_calls_per_client: Calls one client may have in progress at once
+            (``--max-calls-per-client``); one more is refused at once with an error result.
+        log_format: ``text`` or ``json`` (one JSON object per line, ``--log-format``).
         oauth: OAuth 2.1 over HTTP: who may call the gateway, and what each caller sees.
     """
 
+    drain_timeout: float = attrs.field(default=10.0, validator=attrs.validators.ge(0))
+    max_body_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=attrs.validators.ge(1))
+    max_calls_per_client: int = attrs.field(default=16, validator=attrs.validators.ge(1))
+    log_format: Literal["text", "json"] = "text"
     oauth: ServeOAuthConfig | None = None
 
 

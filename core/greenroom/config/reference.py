@@ -73,6 +73,13 @@ def render_reference(records: Iterable[PluginRecord]) -> str:
         "Each installed plugin also reads its own `[plugins.<name>]` section, below.",
     )
     lines += _table("[session]", core["properties"]["session"], "session")
+    serve = core["properties"]["serve"]["properties"]
+    lines += _table(
+        "[serve]",
+        {"properties": {k: v for k, v in serve.items() if k != "oauth"}},
+        "serve",
+        "Read by `greenroom serve` only; its flags win over these (see docs/serve.md).",
+    )
     lines += _table(
         "[serve.oauth]",
         core["properties"]["serve"]["properties"]["oauth"],
