@@ -19,6 +19,7 @@ from gr_testutil import free_port, lines_until_ready
 
 SERVE_TESTS = Path(__file__).resolve().parent / "core" / "serve"
 RICH_SERVER = SERVE_TESTS / "rich_server.py"
+HOLD_SERVER = SERVE_TESTS / "hold_server.py"
 _rich = runpy.run_path(str(RICH_SERVER))  # its constants, to compare what came through
 PNG: str = _rich["PNG"]
 WAV: str = _rich["WAV"]
@@ -44,6 +45,31 @@ command = {py!r}
 args = [{str(RICH_SERVER)!r}, {marker!r}]
 env = {{ RICH_MARK_FILE = {str(mark_file)!r} }}
 """
+
+
+def hold_config(folder: Path, extra: str = "", agent_id: str = "ops") -> Path:
+    """A config whose tools are hold_server.py's ``hold`` and ``echo``, eager, as Python
+    tools of the gateway itself (``HOLD_DIR`` in its environment says where they mark)."""
+    path = folder / f"{agent_id}.toml"
+    path.write_text(
+        f'[agent]\nid = "{agent_id}"\nmodel = "scripted:"\n'
+        f"[tools]\npython = [{str(HOLD_SERVER) + ':TOOLS'!r}]\n"
+        '[plugins.deferred-tools]\nnever_defer = ["hold", "echo"]\n' + extra,
+        encoding="utf-8",
+    )
+    return path
+
+
+def priors_sessions(home: Path) -> int:
+    """How many sessions the priors in ``home``'s SQLite store learned from (0: none)."""
+    import json
+    import sqlite3
+
+    if not (home / "priors.sqlite3").exists():
+        return 0
+    with sqlite3.connect(home / "priors.sqlite3") as db:
+        row = db.execute("SELECT doc FROM profiles WHERE key = ?", ("tool_priors",)).fetchone()
+    return int(json.loads(row[0])["sessions"]) if row else 0
 
 
 def serve_argv(config: Path, *extra: str) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -33,13 +34,37 @@ def serve_cmd(
         str | None,
         typer.Option("--oauth-audience", metavar="URL", help="This gateway's URL, the audience tokens must name."),
     ] = None,
+    drain_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--drain-timeout",
+            metavar="SECONDS",
+            help="Over HTTP, on SIGTERM or Ctrl-C, how long calls in progress may finish (default 10).",
+        ),
+    ] = None,
+    max_body_bytes: Annotated[
+        int | None,
+        typer.Option("--max-body-bytes", metavar="BYTES", help="Over HTTP, the largest request body (default 4 MiB)."),
+    ] = None,
+    max_calls_per_client: Annotated[
+        int | None,
+        typer.Option("--max-calls-per-client", metavar="N", help="Calls one client may have in progress (default 16)."),
+    ] = None,
+    log_format: Annotated[
+        str | None, typer.Option("--log-format", help="text (default) or json: one JSON object per line on stderr.")
+    ] = None,
 ) -> None:
     """Serve the config's tools as one MCP server: a tool search and the eager tools up
     front, every other tool found on demand, priors learned from every client's calls."""
     import anyio
 
+    from greenroom.serve.ops import logs
+
     if transport not in ("stdio", "http"):
         fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
+    section = _serve_section(path)
+    ops = _operations(section, transport, drain_timeout, max_body_bytes, max_calls_per_client, log_format)
+    logs.configure(ops["log_format"])
     token: str | None = None
     if token_env is not None:
         if transport != "http":
@@ -47,44 +72,96 @@ def serve_cmd(
         token = os.environ.get(token_env)
         if not token:
             fail(f"--token-env {token_env}: the environment variable {token_env} is not set or empty")
-    oauth = _oauth(path, oauth_issuer, oauth_audience)
+    oauth = _oauth(section, oauth_issuer, oauth_audience)
     if oauth is not None:
         if transport != "http":
             fail("OAuth ([serve.oauth], --oauth-issuer) applies to --transport http only")
         if token is not None:
             fail("--token-env and OAuth exclude each other: keep --token-env for loopback, OAuth beyond it")
     elif transport == "http" and token is None and not _loopback(host):
-        print(
-            f"greenroom serve: warning: listening on {host} without authentication: anyone who reaches it "
-            "can call every tool (see docs/security.md)",
-            file=sys.stderr,
+        warning = (
+            f"listening on {host} without authentication: anyone who reaches it can call every tool "
+            "(see docs/security.md)"
         )
-    gateway = _gateway(path, per_client, oauth)
+        if ops["log_format"] == "json":
+            logging.getLogger("greenroom.serve").warning("%s", warning)
+        else:
+            print(f"greenroom serve: warning: {warning}", file=sys.stderr)
+    gateway = _gateway(path, per_client, oauth, ops["max_calls_per_client"])
     try:
         if transport == "http":
             from greenroom.serve import serve_http
 
-            anyio.run(lambda: serve_http(gateway, host=host, port=port, token=token, oauth=oauth))
+            anyio.run(
+                lambda: serve_http(
+                    gateway,
+                    host=host,
+                    port=port,
+                    token=token,
+                    oauth=oauth,
+                    drain_timeout=ops["drain_timeout"],
+                    max_body_bytes=ops["max_body_bytes"],
+                    json_logs=ops["log_format"] == "json",
+                )
+            )
         else:
             anyio.run(_stdio_until_signal, gateway)
     except KeyboardInterrupt:
         pass
 
 
-def _oauth(path: Path, issuer: str | None, audience: str | None) -> Any:
-    """The OAuth settings: ``[serve.oauth]`` with the flags over it; None without either."""
-    import attrs
-
+def _serve_section(path: Path) -> Any:
+    """The config's ``[serve]`` section (its defaults when it has none)."""
     from greenroom.config import ConfigError, ConfigErrors
-    from greenroom.config.model import ServeOAuthConfig
-    from greenroom.serve.oauth import OAuthSetupError, check_settings, serve_section
+    from greenroom.serve.oauth import serve_section
 
     try:
-        section = serve_section(str(path)).oauth
+        return serve_section(str(path))
     except (ConfigError, ConfigErrors) as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"{path}: {exc}")
+
+
+def _operations(
+    section: Any,
+    transport: str,
+    drain_timeout: float | None,
+    max_body_bytes: int | None,
+    max_calls_per_client: int | None,
+    log_format: str | None,
+) -> dict[str, Any]:
+    """How the process is operated: each flag, else its ``[serve]`` key, checked."""
+    import math
+
+    if transport != "http":
+        for flag, value in (("--drain-timeout", drain_timeout), ("--max-body-bytes", max_body_bytes)):
+            if value is not None:
+                fail(f"{flag} applies to --transport http only")
+    if drain_timeout is not None and not (math.isfinite(drain_timeout) and drain_timeout >= 0):
+        fail(f"--drain-timeout must be a number of seconds, 0 or more, not {drain_timeout:g}")
+    if max_body_bytes is not None and max_body_bytes < 1:
+        fail(f"--max-body-bytes must be a positive number of bytes, not {max_body_bytes}")
+    if max_calls_per_client is not None and max_calls_per_client < 1:
+        fail(f"--max-calls-per-client must be 1 or more, not {max_calls_per_client}")
+    if log_format is not None and log_format not in ("text", "json"):
+        fail(f"--log-format must be 'text' or 'json', not {log_format!r}")
+    return {
+        "drain_timeout": section.drain_timeout if drain_timeout is None else drain_timeout,
+        "max_body_bytes": section.max_body_bytes if max_body_bytes is None else max_body_bytes,
+        "max_calls_per_client": section.max_calls_per_client if max_calls_per_client is None else max_calls_per_client,
+        "log_format": section.log_format if log_format is None else log_format,
+    }
+
+
+def _oauth(serve: Any, issuer: str | None, audience: str | None) -> Any:
+    """The OAuth settings: ``[serve.oauth]`` with the flags over it; None without either."""
+    import attrs
+
+    from greenroom.config.model import ServeOAuthConfig
+    from greenroom.serve.oauth import OAuthSetupError, check_settings
+
+    section = serve.oauth
     if section is None and issuer is None and audience is None:
         return None
     if section is None:
@@ -110,7 +187,7 @@ def _loopback(host: str) -> bool:
     return is_loopback(host)
 
 
-def _gateway(path: Path, per_client: bool, oauth: Any = None) -> Any:
+def _gateway(path: Path, per_client: bool, oauth: Any = None, max_calls_per_client: int = 16) -> Any:
     from greenroom.build.compose import build_runtime
     from greenroom.config import ConfigError
 
@@ -123,10 +200,16 @@ def _gateway(path: Path, per_client: bool, oauth: Any = None) -> Any:
     if oauth is not None:
         from greenroom.serve.views import CallerGateway, ScopeRules
 
-        return CallerGateway(rt, ScopeRules(oauth.scopes), per_principal=oauth.per_principal, per_client=per_client)
+        return CallerGateway(
+            rt,
+            ScopeRules(oauth.scopes),
+            per_principal=oauth.per_principal,
+            per_client=per_client,
+            max_calls_per_client=max_calls_per_client,
+        )
     from greenroom.serve import Gateway
 
-    return Gateway(rt, per_client=per_client)
+    return Gateway(rt, per_client=per_client, max_calls_per_client=max_calls_per_client)
 
 
 async def _stdio_until_signal(gateway: Any) -> None:

@@ -11,6 +11,7 @@ its calls is kept.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -27,10 +28,14 @@ from greenroom.serve.caller import Caller, current_caller
 from greenroom.tools import ToolDescriptor, ToolResult
 
 if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
     from greenroom.runtime import Runtime
+    from greenroom.tools.base import Progress
 
 
 log = logging.getLogger("greenroom.serve")
+_serials = itertools.count(1)
 
 
 @attrs.frozen
@@ -66,6 +71,8 @@ class ClientRun:
         if made_for is not None and made_for.per_principal:
             client_name = f"{made_for.caller.name}.{client_name}" if client_name else made_for.caller.name
         self.client_name = client_name
+        self.serial = next(_serials)
+        """This run's number in the process (the log's and the limits' name for a connection)."""
         self.session = runtime.session()
         agent = agent_for(runtime, client_name) if client_name else runtime.agent
         self.run = runtime.start_run(self.session, kind=RunKind.CLIENT, agent=agent)
@@ -133,4 +140,38 @@ class ClientRun:
         await self.run.end(self.run.outcome_of("cancelled" if cancelled else "final"))
 
 
-__all__ = ["ClientRun", "ClientView", "agent_for"]
+def sessionless(conn: Any) -> bool:
+    """Whether a connection speaks a revision without sessions (2026-07-28 and later)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return conn.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def client_name_of(conn: Any) -> str | None:
+    """The name a client gave (``initialize``, or a sessionless request's ``_meta``)."""
+    params = conn.client_params
+    return params.client_info.name if params is not None else None
+
+
+def progress_to(ctx: ServerRequestContext[Any, Any]) -> Progress | None:
+    """How a call reports progress to the client that made it: notifications with the
+    request's progress token; None when the client gave none."""
+    from mcp.shared.jsonrpc_dispatcher import progress_token_from_params  # the SDK is here: a client is
+
+    token = progress_token_from_params(ctx.params)
+    if token is None:
+        return None
+
+    async def report(done: float, total: float | None, message: str | None) -> None:
+        await ctx.session.send_progress_notification(
+            token,
+            done,
+            total,
+            message,
+            related_request_id=ctx.request_id,  # type: ignore[arg-type]
+        )
+
+    return report
+
+
+__all__ = ["ClientRun", "ClientView", "agent_for", "client_name_of", "progress_to", "sessionless"]

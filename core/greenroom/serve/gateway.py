@@ -12,15 +12,15 @@ client's tools (a strategy that adds the tools a search found), it is told with
 ``notifications/tools/list_changed``; 2026-07-28 callers hear of changed lists through
 ``subscriptions/listen``. Lists come in pages with honest cache hints (``pages``). Each
 request is observed by the plugins' ``greenroom_serve_request`` (a tracer's server span)
-in the task that handles it.
+in the task that handles it, and logged (``ops.logs``). A client has at most so many
+calls in progress (``ops.limits``); one more is an error result at once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
-from contextlib import AbstractContextManager
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -29,12 +29,15 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from greenroom.mcp.observe import McpRequest, header_map, observed
 from greenroom.mcp.sdk import mcp_types
 from greenroom.serve.caller import caller_key
-from greenroom.serve.client import ClientRun, ClientView
+from greenroom.serve.client import ClientRun, ClientView, client_name_of, progress_to, sessionless
+from greenroom.serve.ops.limits import MAX_CALLS_PER_CLIENT, Calls, client_key
+from greenroom.serve.ops.logs import logged, note_caller
 from greenroom.serve.pages import NOT_CACHEABLE, SHARED_TTL_MS, UPSTREAM_TTL_MS, CursorError, Freshness, page
 from greenroom.serve.results import to_call_result, to_mcp_tool
 from greenroom.serve.sessions import MAX_CALLERS, LogicalRuns
 from greenroom.serve.upstream import Upstream, mcp_servers
-from greenroom.tools.base import Progress, progress_listener
+from greenroom.tools import ToolResult
+from greenroom.tools.base import progress_listener
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -52,11 +55,19 @@ INVALID_PARAMS = -32602
 class Gateway:
     """One runtime served to any number of MCP clients."""
 
-    def __init__(self, runtime: Runtime, *, per_client: bool = False, name: str = "greenroom") -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        per_client: bool = False,
+        name: str = "greenroom",
+        max_calls_per_client: int = MAX_CALLS_PER_CLIENT,
+    ) -> None:
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
         self.runtime = runtime
         self.per_client = per_client
+        self.calls = Calls(max_calls_per_client)
         self.upstream = Upstream(mcp_servers(runtime))
         self.clients: set[ClientRun] = set()
         self.logical = LogicalRuns(lambda name: ClientRun(self.runtime, client_name=name), self._end)
@@ -157,12 +168,12 @@ class Gateway:
         conn = ctx.session._connection
         run: ClientRun | None = conn.state.get(_STATE_KEY)
         if run is None:
-            params = conn.client_params
-            name = params.client_info.name if params is not None and self.per_client else None
-            if _sessionless(conn):
+            name = client_name_of(conn) if self.per_client else None
+            if sessionless(conn):
                 key = self.caller_key(name)
                 run = await self.logical.run_for(key, name)
                 conn.state[_STATE_KEY] = run
+                note_caller(self.limit_key(ctx, run))
                 await run.ready()
                 await self._first_view(key, run)
                 return run
@@ -171,8 +182,14 @@ class Gateway:
             conn.state[_STATE_KEY] = run
             self.clients.add(run)
             conn.exit_stack.push_async_callback(self._end, run)
+        note_caller(self.limit_key(ctx, run))
         await run.ready()
         return run
+
+    def limit_key(self, ctx: ServerRequestContext[Any, Any], run: ClientRun) -> str:
+        """Who a request counts against for the limits (``ops.limits.client_key``)."""
+        conn = ctx.session._connection
+        return client_key(run, sessionless(conn), client_name_of(conn))
 
     def caller_key(self, client_name: str | None) -> str:
         """Whose kept run a sessionless request uses: the OAuth caller's (principal and
@@ -209,10 +226,12 @@ class Gateway:
         except Exception:  # one client's end never stops the others' or the gateway's
             log.warning("ending a client's run failed", exc_info=True)
 
+    @contextlib.contextmanager
     def observed(
         self, ctx: ServerRequestContext[Any, Any], method: str, name: str | None = None
-    ) -> AbstractContextManager[McpRequest]:
-        """The request as ``greenroom_serve_request`` sees it, its answers entered around it."""
+    ) -> Iterator[McpRequest]:
+        """The request as ``greenroom_serve_request`` sees it, its answers entered around it,
+        and its line in the log once it is answered."""
         http = getattr(ctx, "request", None)
         request = McpRequest(
             method, name, meta=dict(ctx.meta or {}), headers=header_map(getattr(http, "headers", None))
@@ -224,7 +243,10 @@ class Gateway:
                 return []
             return [a for a in host.call_sync("greenroom_serve_request", request=request) if a is not None]
 
-        return observed(answers, request)
+        with logged(method, name) as line, observed(answers, request):
+            yield request
+            if request.error_type is not None:
+                line.outcome = "refused" if request.error_type == "limit" else "error"
 
     # -- handlers ------------------------------------------------------------------------
     async def list_tools(
@@ -232,10 +254,10 @@ class Gateway:
     ) -> mcp_types.ListToolsResult:
         with self.observed(ctx, "tools/list"):
             run = await self.client(ctx)
-            sessionless = _sessionless(ctx.session._connection)
-            view = self.first_views.get(run, run.view) if sessionless else run.view
+            no_session = sessionless(ctx.session._connection)
+            view = self.first_views.get(run, run.view) if no_session else run.view
             tools, following = _page(view.tools, params)
-            fresh = self._freshness(sessionless)
+            fresh = self._freshness(no_session)
             listed = [to_mcp_tool(d) for d in tools]
             return mcp_types.ListToolsResult(
                 tools=listed, next_cursor=following, ttl_ms=fresh.ttl_ms, cache_scope=fresh.scope
@@ -252,19 +274,32 @@ class Gateway:
     ) -> mcp_types.CallToolResult:
         with self.observed(ctx, "tools/call", params.name) as request:
             run = await self.client(ctx)
-            heard = progress_listener.set(_progress_to(ctx))  # the upstream server's progress reaches this client
-            try:
-                result, changed = await run.call(params.name, params.arguments)
-            finally:
-                progress_listener.reset(heard)
+            result, changed = await self._call(ctx, run, params)
             request.is_error = result.is_error
-            request.error_type = "tool_error" if result.is_error else None
+            if result.is_error:
+                request.error_type = "limit" if changed is None else "tool_error"
         if changed:
             try:
                 await ctx.session.send_tool_list_changed()
             except Exception:  # a client that cannot take it asks tools/list itself
                 log.debug("could not send tools/list_changed", exc_info=True)
         return to_call_result(result)
+
+    async def _call(
+        self, ctx: ServerRequestContext[Any, Any], run: ClientRun, params: mcp_types.CallToolRequestParams
+    ) -> tuple[ToolResult, bool | None]:
+        """The call within the client's limit (else refused at once: changed is None), and
+        cancelled with an error if the gateway stops before it ends."""
+        with self.calls.admitted(self.limit_key(ctx, run)) as admitted:
+            if admitted is None:
+                return ToolResult.error(self.calls.refusal()), None
+            heard = progress_listener.set(progress_to(ctx))  # the upstream server's progress reaches this client
+            try:
+                with admitted.scope:
+                    return await run.call(params.name, params.arguments)
+            finally:
+                progress_listener.reset(heard)
+        return ToolResult.error(admitted.reason), False  # cancelled: the gateway is stopping
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
@@ -347,13 +382,6 @@ class Gateway:
         )
 
 
-def _sessionless(conn: Any) -> bool:
-    """Whether the connection speaks a revision without sessions (2026-07-28 and later)."""
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-    return conn.protocol_version in MODERN_PROTOCOL_VERSIONS
-
-
 def _page(items: Any, params: mcp_types.PaginatedRequestParams | None) -> tuple[Any, str | None]:
     try:
         return page(items, params.cursor if params is not None else None)
@@ -365,27 +393,6 @@ def _invalid(message: str) -> Exception:
     from greenroom.mcp.sdk import MCPError
 
     return MCPError(INVALID_PARAMS, message)
-
-
-def _progress_to(ctx: ServerRequestContext[Any, Any]) -> Progress | None:
-    """How a call reports progress to the client that made it: notifications with the
-    request's progress token; None when the client gave none."""
-    from mcp.shared.jsonrpc_dispatcher import progress_token_from_params  # the SDK is here: a client is
-
-    token = progress_token_from_params(ctx.params)
-    if token is None:
-        return None
-
-    async def report(done: float, total: float | None, message: str | None) -> None:
-        await ctx.session.send_progress_notification(
-            token,
-            done,
-            total,
-            message,
-            related_request_id=ctx.request_id,  # type: ignore[arg-type]
-        )
-
-    return report
 
 
 __all__ = ["Gateway"]

@@ -4,9 +4,10 @@ Over HTTP the gateway binds where it is told (loopback by default); with a token
 request must carry ``Authorization: Bearer <token>``, else it is answered 401 before
 the MCP layer sees it. With OAuth (``greenroom.serve.oauth``) every request must carry an
 access token of the issuer for this gateway, checked by the SDK's bearer middleware, and
-the Protected Resource Metadata is served beside the endpoint. Either way the gateway
-ends cleanly: every client's run ends (what the plugins learned is kept) and the
-upstream servers stop.
+the Protected Resource Metadata is served beside the endpoint. In front of all that, the
+probes (``/healthz``, ``/readyz``) and the body limit (``greenroom.serve.ops.http``).
+Either way the gateway ends cleanly: over HTTP it drains first (``ops.shutdown``), then
+every client's run ends (what the plugins learned is kept) and the upstream servers stop.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
-import signal
+import logging
 import sys
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
@@ -24,11 +25,15 @@ from anyio.abc import TaskStatus
 
 from greenroom.config.model import ServeOAuthConfig
 from greenroom.serve.gateway import Gateway
+from greenroom.serve.ops.health import ReadinessProbe
+from greenroom.serve.ops.http import MAX_BODY_BYTES, ASGIApp, Front, Receive, Scope, Send
+from greenroom.serve.ops.shutdown import DRAIN_SECONDS, stop_on_signal
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+log = logging.getLogger("greenroom.serve")
+
+CLOSE_SECONDS = 5
+"""Once the streams are closed, how long uvicorn waits for connections to end before it
+cuts them (a backstop: a closed stream ends at once)."""
 
 
 async def serve_stdio(gateway: Gateway) -> None:
@@ -81,27 +86,41 @@ async def serve_http(
     token: str | None = None,
     oauth: ServeOAuthConfig | None = None,
     announce: Callable[[str], None] | None = None,
+    drain_timeout: float = DRAIN_SECONDS,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    json_logs: bool = False,
 ) -> None:
-    """Serve any number of clients over streamable HTTP until interrupted."""
+    """Serve any number of clients over streamable HTTP until SIGTERM or SIGINT, then
+    drain: the calls in progress get ``drain_timeout`` seconds to finish."""
     import uvicorn
 
     if token is not None and oauth is not None:
         raise ValueError("a static token and OAuth exclude each other")
+    if drain_timeout < 0:
+        raise ValueError("the drain timeout must be 0 or more seconds")
     async with gateway.serving():
+        sdk: dict[str, Any] = {"streamable_http_path": path, "host": host, "max_request_body_size": max_body_bytes}
         if oauth is not None:
             from greenroom.serve.oauth import JwtVerifier, auth_settings
 
-            app: ASGIApp = gateway.server.streamable_http_app(
-                streamable_http_path=path, host=host, auth=auth_settings(oauth), token_verifier=JwtVerifier(oauth)
-            )
-        else:
-            app = gateway.server.streamable_http_app(streamable_http_path=path, host=host)
+            sdk.update(auth=auth_settings(oauth), token_verifier=JwtVerifier(oauth))
+        app: ASGIApp = gateway.server.streamable_http_app(**sdk)
         if token is not None:
             app = BearerAuth(app, token)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        front = Front(app, ReadinessProbe(gateway.runtime), max_body_bytes=max_body_bytes)
+        logs: dict[str, Any] = {"log_config": None, "access_log": False} if json_logs else {}
+        config = uvicorn.Config(
+            front,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=CLOSE_SECONDS,
+            **logs,
+        )
         server = _server(config)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_stop_on_signal, server)
+            tg.start_soon(stop_on_signal, server, front, gateway.calls, drain_timeout)
             await tg.start(_serve, server)
             # uvicorn says nothing when it is ready; polled so the address can be announced
             while not server.started:
@@ -111,7 +130,8 @@ async def serve_http(
             if server.started:
                 bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
                 where = f"[{host}]" if ":" in host else host
-                (announce or _to_stderr)(f"greenroom serve: listening on http://{where}:{bound}{path}")
+                said = f"greenroom serve: listening on http://{where}:{bound}{path}"
+                (announce or (log.info if json_logs else _to_stderr))(said)
             await server.finished.wait()
             tg.cancel_scope.cancel()
 
@@ -139,14 +159,6 @@ async def _serve(server: Any, *, task_status: TaskStatus[None] = anyio.TASK_STAT
         await server.serve()
     finally:
         server.finished.set()
-
-
-async def _stop_on_signal(server: Any) -> None:
-    """SIGTERM or SIGINT: uvicorn stops, and then the gateway ends cleanly."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for _ in signals:
-            server.should_exit = True
-            return
 
 
 def _to_stderr(line: str) -> None:
