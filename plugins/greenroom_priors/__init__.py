@@ -2,7 +2,9 @@
 often each tool is used), kept in a profile store (SQLite by default, PostgreSQL for a
 fleet) and loaded into ``greenroom.ToolPriors`` at the start of every run. The profile-store
 contract (``ProfileStore``, ``StoreError``) and the ``greenroom_profile_stores`` hook that
-contributes stores belong to this plugin.
+contributes stores belong to this plugin. With a store a fleet shares, each successful
+call is also written to a journal in the store as it happens (``greenroom_priors.journal``),
+so a process that dies loses none of the calls its clients saw succeed.
 """
 
 from greenroom_priors.config import PriorsConfig
@@ -15,6 +17,7 @@ from greenroom_priors.ewma import (
     fold_document,
     smoothing,
 )
+from greenroom_priors.journal import JournalStore, StaleRun, SweepReport, ToolTally, exact_calls, fold_runs
 from greenroom_priors.keys import KEY
 from greenroom_priors.plugin import PriorsPlugin
 from greenroom_priors.store import ProfileStore, StoreError, StoreFactory
@@ -24,6 +27,7 @@ __all__ = [
     "FORMAT",
     "KEY",
     "DocumentError",
+    "JournalStore",
     "MemoryStore",
     "Observation",
     "PostgresStore",
@@ -31,12 +35,17 @@ __all__ = [
     "PriorsPlugin",
     "ProfileStore",
     "SqliteStore",
+    "StaleRun",
     "StoreError",
     "StoreFactory",
+    "SweepReport",
+    "ToolTally",
     "check_document",
     "default_url",
+    "exact_calls",
     "fold",
     "fold_document",
+    "fold_runs",
     "open_store",
     "smoothing",
 ]

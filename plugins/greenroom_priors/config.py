@@ -23,6 +23,11 @@ STORE_URL_MEANS = (
 )
 
 
+def _journal(instance: Any, attribute: attrs.Attribute, value: object) -> None:
+    if not (value == "auto" or isinstance(value, bool)):
+        raise ValueError(f'{attribute.name}: expected "auto", true or false, got {value!r}')
+
+
 def _store_url(instance: Any, attribute: attrs.Attribute, value: str | None) -> None:
     if value is not None and not re.match(STORE_URL_PATTERN, value):
         raise ValueError(f"{attribute.name}: {STORE_URL_MEANS}, got {value!r}")
@@ -85,6 +90,38 @@ class PriorsConfig:
             "description": (
                 "A store that cannot be used at run start or end: 'warn' logs, emits an event and "
                 "goes on with what is in memory (the defaults in a fresh runtime); 'raise' fails the run."
+            )
+        },
+    )
+    journal: Literal["auto", True, False] = attrs.field(
+        default="auto",
+        validator=_journal,
+        metadata={
+            "description": (
+                "Record each successful tool call in the store before its result goes back (a "
+                "journal of calls, folded into the priors when the run ends, or by a sweep when "
+                "its process died). 'auto': on for stores a fleet shares (postgresql), off for "
+                "sqlite and memory; true needs a store that keeps a journal."
+            )
+        },
+    )
+    journal_stale: float = attrs.field(
+        default=3600.0,
+        validator=_gt(0),
+        metadata={
+            "description": (
+                "Seconds after which the journal of a run that has not written is folded by a "
+                "sweep, as if the run had ended (its process is taken to be gone)."
+            )
+        },
+    )
+    sweep_every: float = attrs.field(
+        default=300.0,
+        validator=_ge(0),
+        metadata={
+            "description": (
+                "Seconds between two sweeps of the journal by one process, at run start or end "
+                "(0: at every one). 'greenroom priors sweep' sweeps on demand."
             )
         },
     )

@@ -10,18 +10,32 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
-from time import monotonic
+from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar
 
+import anyio
 import anyio.to_thread
 
 import greenroom_priors.hookspecs
-from greenroom import ConfigError, Plugin, PluginWarning, RunContext, RunOutcome, Runtime, hookimpl
+from greenroom import (
+    ConfigError,
+    Plugin,
+    PluginWarning,
+    Readiness,
+    RunContext,
+    RunOutcome,
+    Runtime,
+    ToolCall,
+    ToolResult,
+    hookimpl,
+)
+from greenroom_priors import health
 from greenroom_priors.config import PriorsConfig, config_schema
 from greenroom_priors.events import PriorsLoaded, PriorsSaved
 from greenroom_priors.ewma import Observation, check_document, fold_document, probabilities, utc_now
+from greenroom_priors.health import RETRY_AFTER, answered_within, down_reason, mark_down, mark_up, not_retried
+from greenroom_priors.journaling import Journaling, finish_change, forget_sweeps
 from greenroom_priors.keys import KEY, NAME, STORE_KEY
 from greenroom_priors.store import ProfileStore, StoreError, StoreFactory
 from greenroom_priors.stores import (
@@ -30,44 +44,27 @@ from greenroom_priors.stores import (
     describe,
     merge_factories,
     open_store,
+    redact,
+    scheme_of,
     unknown_scheme,
 )
 
 log = logging.getLogger("greenroom.priors")
 
-RETRY_AFTER = 30.0  # seconds a store that failed is left alone
-
-# url -> (monotonic time before which it is not tried again, why it failed). Kept for the
-# process, not the runtime: every runtime a process builds pays one wait on a down store.
-_DOWN: dict[str, tuple[float, str]] = {}
-_DOWN_LOCK = threading.Lock()
-
-
-def down_reason(url: str) -> str | None:
-    """Why the store at ``url`` failed less than RETRY_AFTER seconds ago, else None."""
-    with _DOWN_LOCK:
-        until, reason = _DOWN.get(url, (0.0, ""))
-    return reason if monotonic() < until else None
-
-
-def mark_down(url: str, exc: BaseException) -> None:
-    with _DOWN_LOCK:
-        _DOWN[url] = (monotonic() + RETRY_AFTER, str(exc))
-
-
-def mark_up(url: str) -> None:
-    with _DOWN_LOCK:
-        _DOWN.pop(url, None)
+JOURNAL_NEEDS = (
+    "journal = true needs a store that keeps a journal of calls (postgresql://...); an SQLite file "
+    'keeps none. Set journal = "auto" (on for postgresql stores) or false'
+)
+READY_FRESH = 5.0
+"""Seconds a store's last answer stands for readiness, without asking it again."""
+READY_WAIT = 5.0
+"""Seconds a readiness probe waits for the store at most (less within a shorter tool timeout)."""
 
 
 def forget_down_stores() -> None:
-    """Forget every failure (tests; a process that knows its stores are back)."""
-    with _DOWN_LOCK:
-        _DOWN.clear()
-
-
-def _not_retried(reason: str) -> StoreError:
-    return StoreError(f"{reason} (failed less than {RETRY_AFTER:g} s ago; not retried yet)")
+    """Forget every failure, answer and sweep time (tests; a process that knows its stores are back)."""
+    health.forget_down_stores()
+    forget_sweeps()
 
 
 class PriorsPlugin(Plugin):
@@ -82,6 +79,7 @@ class PriorsPlugin(Plugin):
         self.config: PriorsConfig
         self._stores: dict[str, ProfileStore] = {}
         self._lock = threading.Lock()
+        self._journal = Journaling(self.config, self._trouble)
 
     @classmethod
     def config_schema(cls) -> dict[str, Any]:
@@ -104,13 +102,17 @@ class PriorsPlugin(Plugin):
         # `greenroom config check`: a store URL whose scheme no plugin of this runtime
         # provides fails every run; say so now, without opening the store
         url = self.config.store
+        journal_file = self.config.journal is True and (url is None or url.lower().startswith("sqlite:"))
+        errors = []
+        if journal_file:  # the one built-in store without a journal (memory has one, for tests)
+            errors.append(ConfigError(JOURNAL_NEEDS, path=f"plugins.{NAME}.journal"))
         if url is None:
-            return []
+            return errors
         try:
             problem = unknown_scheme(url, merge_factories(runtime.host.call_sync("greenroom_profile_stores")))
         except StoreError as exc:  # no scheme at all: the section's schema refuses it first
             problem = str(exc)
-        return [] if problem is None else [ConfigError(problem, path=STORE_KEY)]
+        return errors if problem is None else [*errors, ConfigError(problem, path=STORE_KEY)]
 
     # ------------------------------------------------------------------ stores
     def store_url(self, ctx: RunContext) -> str | None:
@@ -122,15 +124,18 @@ class PriorsPlugin(Plugin):
 
     def store(self, ctx: RunContext) -> ProfileStore:
         """The store for this runtime, opened once per URL and closed with the runtime."""
-        url = self.store_url(ctx)
+        return self._open(self.store_url(ctx), lambda: ctx.call_hook("greenroom_profile_stores"), ctx.on_close)
+
+    def _open(
+        self, url: str | None, answers: Callable[[], Iterable[Any]], on_close: Callable[[Any], None]
+    ) -> ProfileStore:
         with self._lock:
             cached = self._stores.get(url or "")
             if cached is not None:
                 return cached
-            factories = merge_factories(ctx.call_hook("greenroom_profile_stores"))
-            store = open_store(url, factories)
+            store = open_store(url, merge_factories(answers()))
             self._stores[url or ""] = store
-        ctx.on_close(self._closer(url or ""))
+        on_close(self._closer(url or ""))
         return store
 
     def _closer(self, key: str) -> Any:
@@ -142,11 +147,13 @@ class PriorsPlugin(Plugin):
 
         return close
 
-    def _trouble(self, ctx: RunContext, hook: str, doing: str, exc: BaseException) -> None:
+    def _trouble(
+        self, ctx: RunContext, hook: str, doing: str, exc: BaseException, then: str = "going on without"
+    ) -> None:
         """A store problem: fail the run if configured so, else warn and go on."""
         if self.config.on_store_error == "raise":
             raise exc
-        message = f"{doing} for agent {ctx.agent.id!r} failed, going on without: {exc}"
+        message = f"{doing} for agent {ctx.agent.id!r} failed, {then}: {exc}"
         log.warning("priors-persistence: %s", message)
         ctx.emit(PluginWarning(plugin=self.name, hook=hook, message=message))
 
@@ -176,11 +183,20 @@ class PriorsPlugin(Plugin):
         agent = ctx.agent.id
         url_key = self.store_url(ctx) or ""
         reason = down_reason(url_key)
-        if reason is not None:
-            self._degrade(ctx, _not_retried(reason))
+        store = self._stores.get(url_key)
+        if store is None and reason is None:
+            try:
+                store = await anyio.to_thread.run_sync(self.store, ctx)  # opening connects to nothing
+            except Exception as exc:
+                mark_down(url_key, exc)
+                self._degrade(ctx, exc)
+                return
+        if store is not None:  # an open store that is down: the run still journals, later
+            self._journal.begin(ctx, store, url_key)
+        if reason is not None or store is None:
+            self._degrade(ctx, not_retried(reason or "not opened"))
             return
         try:
-            store = await anyio.to_thread.run_sync(self.store, ctx)
             raw = await anyio.to_thread.run_sync(store.read, agent, KEY)
             doc = check_document(raw, f"{describe(store)}, agent {agent!r}") if raw is not None else None
         except Exception as exc:
@@ -192,9 +208,22 @@ class PriorsPlugin(Plugin):
         priors.sessions = doc["sessions"] if doc else 0
         priors.loaded = True
         ctx.emit(PriorsLoaded(agent_id=agent, tools=len(priors.p), sessions=priors.sessions, source=describe(store)))
+        await self._tend(ctx, store, url_key)
+
+    async def _tend(self, ctx: RunContext, store: ProfileStore, url_key: str) -> None:
+        """After a run start or end that reached the store: save runs kept from before,
+        and sweep the journal when it is time."""
+        await self._journal.save_unsaved()
+        await self._journal.sweep(ctx, store, url_key)
+
+    @hookimpl
+    async def greenroom_after_tool_execute(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> None:
+        # returns at once unless the run journals: only then does a call wait for the store
+        await self._journal.record(ctx, call, result)
 
     @hookimpl
     async def greenroom_run_end(self, ctx: RunContext, outcome: RunOutcome) -> None:
+        ledger = self._journal.take(ctx)
         usage = ctx.usage
         if not self.config.save or usage.steps <= 0:
             return
@@ -206,9 +235,17 @@ class PriorsPlugin(Plugin):
         now = utc_now()
         floor = self.config.min_smoothing
         url_key = self.store_url(ctx) or ""
+        if ledger is not None:  # the run's calls are in the journal: fold them from there
+            where = f"{describe(ledger.store)}, agent {agent!r}"
+            fold_journal = finish_change(observation, now=now, floor=floor, where=where)
+            folded = await self._journal.finish(ctx, ledger, fold_journal)  # a failure is reported there
+            if folded is not None:  # None: not saved, or a sweep had folded all of it already
+                self._saved(ctx, folded, where)
+            await self._tend(ctx, ledger.store, url_key)
+            return
         reason = down_reason(url_key)
         if reason is not None:  # this run (or another, just now) already waited on it
-            self._trouble(ctx, "greenroom_run_end", "saving tool priors", _not_retried(reason))
+            self._trouble(ctx, "greenroom_run_end", "saving tool priors", not_retried(reason))
             return
 
         try:
@@ -226,11 +263,50 @@ class PriorsPlugin(Plugin):
             self._trouble(ctx, "greenroom_run_end", "saving tool priors", exc)
             return
         mark_up(url_key)  # it works again
+        self._saved(ctx, saved, where)
+        await self._tend(ctx, store, url_key)
+
+    def _saved(self, ctx: RunContext, saved: Mapping[str, Any], where: str) -> None:
         priors = ctx.priors
         priors.p = probabilities(check_document(saved, where))
         priors.sessions = int(saved["sessions"])
         priors.loaded = True
-        ctx.emit(PriorsSaved(agent_id=agent, tools=len(priors.p), sessions=priors.sessions))
+        ctx.emit(PriorsSaved(agent_id=ctx.agent.id, tools=len(priors.p), sessions=priors.sessions))
+
+    # ------------------------------------------------------------------ readiness
+    @hookimpl
+    async def greenroom_readiness(self, runtime: Runtime) -> list[Readiness] | None:
+        # every few seconds per replica: answered from the store's last outcome when it is
+        # recent (a failure within RETRY_AFTER, an answer within READY_FRESH), else by one
+        # SELECT 1 in a worker thread. File stores need nothing outside the process.
+        url = self.config.store
+        if url is None or scheme_of(url) == "sqlite":
+            return None
+        cfg = runtime.config
+        url = absolutize(url, None if cfg is None else cfg.dir_of(STORE_KEY))
+        try:
+            store = self._open(url, lambda: runtime.host.call_sync("greenroom_profile_stores"), runtime.on_close)
+        except Exception as exc:
+            return [Readiness(f"priors store {redact(url)}", False, str(exc))]
+        ping = getattr(store, "ping", None)
+        if ping is None:
+            return None
+        name = f"priors store {describe(store)}"
+        reason = down_reason(url)
+        if reason is not None:
+            return [Readiness(name, False, f"{reason} (failed within the last {RETRY_AFTER:g} s)")]
+        if answered_within(url, READY_FRESH):
+            return [Readiness(name, True, "answered lately")]
+        wait = min(READY_WAIT, runtime.agent.tool_timeout / 2)
+        try:
+            with anyio.fail_after(wait):
+                await anyio.to_thread.run_sync(ping, abandon_on_cancel=True)
+        except Exception as exc:
+            detail = f"no answer within {wait:g} s" if isinstance(exc, TimeoutError) else str(exc)
+            mark_down(url, StoreError(detail))
+            return [Readiness(name, False, detail)]
+        mark_up(url)
+        return [Readiness(name, True, "answered SELECT 1")]
 
 
 __all__ = ["KEY", "RETRY_AFTER", "PriorsPlugin", "StoreError", "forget_down_stores"]

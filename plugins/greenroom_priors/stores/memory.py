@@ -2,29 +2,53 @@
 
 ``memory://name`` stores with the same name share their documents within one process
 (so a test can read what a runtime saved); a bare ``memory://`` is private to its store.
-Nothing survives the process.
+Nothing survives the process. It keeps a journal of calls like PostgreSQL's
+(``greenroom_priors.journal``), off unless ``journal = true``, so the journal's logic can
+be tested without a server.
 """
 
 from __future__ import annotations
 
 import copy
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
+
+from greenroom_priors.journal import FORGET_AFTER_STALES, FinishChange, StaleRun, SweepChange, SweepReport, ToolTally
+
 _SHARED: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+_JOURNALS: dict[str, dict[tuple[str, str, str], _Row]] = {}
+
+
+@attrs.define
+class _Row:
+    calls: int
+    steps: int
+    run_steps: int
+    updated: float
+    folded: int = 0
+
+
 _SHARED_LOCK = threading.Lock()
 
 
 class MemoryStore:
     """A ``ProfileStore`` held in memory; every operation takes one lock."""
 
+    journal_by_default = False  # one process: nothing to share with a fleet
+
     def __init__(self, name: str = "") -> None:
         self.url = f"memory://{name}"
         self._lock = threading.Lock()
+        self._journal: dict[tuple[str, str, str], _Row] = {}
+        self.clock: Callable[[], float] = time.monotonic
         if name:
             with _SHARED_LOCK:
                 self._docs = _SHARED.setdefault(name, {})
+                self._journal = _JOURNALS.setdefault(name, {})
                 # one lock per shared name, so stores of one name exclude each other
                 self._lock = _NAME_LOCKS.setdefault(name, threading.Lock())
         else:
@@ -39,6 +63,7 @@ class MemoryStore:
         """Drop every document of a shared name (test isolation)."""
         with _SHARED_LOCK:
             _SHARED.pop(name, None)
+            _JOURNALS.pop(name, None)
 
     def read(self, agent_id: str, key: str) -> Mapping[str, Any] | None:
         with self._lock:
@@ -61,6 +86,72 @@ class MemoryStore:
     def agents(self, key: str) -> list[str]:
         with self._lock:
             return sorted(a for a, k in self._docs if k == key)
+
+    # ------------------------------------------------------------------ JournalStore
+    def journal(self, agent_id: str, run_id: str, steps: int, tallies: Mapping[str, ToolTally]) -> None:
+        now = self.clock()
+        with self._lock:
+            for name, tally in tallies.items():
+                row = self._journal.get((agent_id, run_id, name))
+                if row is None:
+                    self._journal[(agent_id, run_id, name)] = _Row(tally.calls, tally.steps, steps, now)
+                else:
+                    row.calls, row.steps = max(row.calls, tally.calls), max(row.steps, tally.steps)
+                    row.run_steps, row.updated = max(row.run_steps, steps), now
+
+    def finish_run(self, agent_id: str, key: str, run_id: str, change: FinishChange) -> Mapping[str, Any] | None:
+        with self._lock:
+            mine = [k for k in self._journal if k[0] == agent_id and k[1] == run_id]
+            unfolded = {k[2]: r.calls - r.folded for k in mine if (r := self._journal[k]).calls > r.folded}
+            current = self._docs.get((agent_id, key))
+            new = change(copy.deepcopy(current) if current is not None else None, unfolded)
+            if new is not None:
+                self._docs[(agent_id, key)] = copy.deepcopy(dict(new))
+            for k in mine:
+                del self._journal[k]
+            return new
+
+    def sweep(self, key: str, stale_after: float, change: SweepChange) -> SweepReport:
+        with self._lock:
+            now = self.clock()
+            last: dict[tuple[str, str], float] = {}
+            for (agent_id, run_id, _), row in self._journal.items():
+                last[(agent_id, run_id)] = max(last.get((agent_id, run_id), 0.0), row.updated)
+            runs: dict[str, list[StaleRun]] = {}
+            for (agent_id, run_id), when in sorted(last.items()):
+                rows = {k[2]: r for k, r in self._journal.items() if k[:2] == (agent_id, run_id)}
+                tools = {n: ToolTally(r.calls - r.folded, r.steps) for n, r in rows.items() if r.calls > r.folded}
+                if when < now - stale_after and tools:
+                    steps = max(r.run_steps for r in rows.values())
+                    runs.setdefault(agent_id, []).append(StaleRun(agent_id, run_id, steps, tools))
+            for agent_id, stale in runs.items():
+                current = self._docs.get((agent_id, key))
+                new = change(copy.deepcopy(current) if current is not None else None, stale)
+                self._docs[(agent_id, key)] = copy.deepcopy(dict(new))
+                for run in stale:
+                    for name in run.tools:
+                        row = self._journal[(agent_id, run.run_id, name)]
+                        row.folded = row.calls
+            open_runs = {k[:2] for k, r in self._journal.items() if r.calls > r.folded}
+            cutoff = now - stale_after * FORGET_AFTER_STALES
+            forgotten = [k for k in self._journal if k[:2] not in open_runs and last[k[:2]] < cutoff]
+            for k in forgotten:
+                del self._journal[k]
+            folded = [r for s in runs.values() for r in s]
+            calls = sum(t.calls for r in folded for t in r.tools.values())
+            return SweepReport(runs=len(folded), agents=len(runs), calls=calls, forgotten=len(forgotten))
+
+    def journal_counts(self, agent_id: str, key: str) -> tuple[Mapping[str, Any] | None, dict[str, int]]:
+        with self._lock:
+            doc = copy.deepcopy(self._docs.get((agent_id, key)))
+            unfolded: dict[str, int] = {}
+            for (agent, _, name), row in self._journal.items():
+                if agent == agent_id and row.calls > row.folded:
+                    unfolded[name] = unfolded.get(name, 0) + row.calls - row.folded
+            return doc, unfolded
+
+    def ping(self) -> None:
+        pass
 
     def close(self) -> None:
         pass

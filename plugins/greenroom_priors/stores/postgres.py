@@ -6,6 +6,11 @@ first created with ``INSERT ... ON CONFLICT DO NOTHING`` so that two first-time 
 also queue on one row), the change is applied, the row is written, the transaction
 commits. Writers of one agent therefore run one after the other and none is lost; writers
 of different agents do not wait for each other. Needs the ``postgres`` extra (psycopg 3).
+
+It keeps a journal of calls too (``greenroom_priors.journal``, the statements in
+``pg_journal``), on by default: a fleet's runs are told to the store as they happen.
+A transaction that touches both tables locks the agent's document first, then its
+journal rows, always in that order.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from greenroom_priors.journal import FORGET_AFTER_STALES, FinishChange, SweepChange, SweepReport, ToolTally
 from greenroom_priors.store import StoreError
+from greenroom_priors.stores import pg_journal
 from greenroom_priors.stores.urls import hide_url_secrets, redact
 
 TABLE = "greenroom_profiles"
@@ -26,6 +33,8 @@ DEFAULT_CONNECT_TIMEOUT = 5
 class PostgresStore:
     """A ``ProfileStore`` in PostgreSQL (see the module docstring). One connection per
     store, used by one thread at a time."""
+
+    journal_by_default = True  # a store a fleet shares: its runs journal their calls
 
     def __init__(self, url: str) -> None:
         try:
@@ -75,9 +84,10 @@ class PostgresStore:
                     " updated_at timestamptz NOT NULL DEFAULT now(),"
                     " PRIMARY KEY (agent_id, key))"
                 )
+                pg_journal.create(conn)
         except psycopg.Error as exc:
             conn.close()
-            raise self._error(exc, f"create table {TABLE}") from None
+            raise self._error(exc, f"create tables {TABLE}, {pg_journal.JOURNAL}") from None
         self._conn = conn
         return conn
 
@@ -122,30 +132,36 @@ class PostgresStore:
             )
         return row[0]
 
+    def _locked_doc(self, conn: Any, agent_id: str, key: str) -> dict[str, Any] | None:
+        """The agent's document, its row locked until the transaction ends."""
+        select = f"SELECT doc FROM {TABLE} WHERE agent_id=%s AND key=%s FOR UPDATE"
+        row = conn.execute(select, (agent_id, key)).fetchone()
+        if row is None:
+            # give first-time writers a row to queue on; it is replaced in this same
+            # transaction, so no reader ever sees the placeholder
+            conn.execute(
+                f"INSERT INTO {TABLE} (agent_id, key, doc) VALUES (%s, %s, 'null'::jsonb) "
+                "ON CONFLICT (agent_id, key) DO NOTHING",
+                (agent_id, key),
+            )
+            row = conn.execute(select, (agent_id, key)).fetchone()
+        return self._doc(row, agent_id, key)
+
+    def _write_doc(self, conn: Any, agent_id: str, key: str, doc: Mapping[str, Any]) -> None:
+        from psycopg.types.json import Jsonb
+
+        conn.execute(
+            f"UPDATE {TABLE} SET doc=%s, updated_at=now() WHERE agent_id=%s AND key=%s",
+            (Jsonb(dict(doc)), agent_id, key),
+        )
+
     def update(
         self, agent_id: str, key: str, change: Callable[[Mapping[str, Any] | None], Mapping[str, Any]]
     ) -> Mapping[str, Any]:
-        from psycopg.types.json import Jsonb
-
-        select = f"SELECT doc FROM {TABLE} WHERE agent_id=%s AND key=%s FOR UPDATE"
-
         def op(conn: Any) -> Mapping[str, Any]:
             with conn.transaction():
-                row = conn.execute(select, (agent_id, key)).fetchone()
-                if row is None:
-                    # give first-time writers a row to queue on; it is replaced below, in
-                    # this same transaction, so no reader ever sees the placeholder
-                    conn.execute(
-                        f"INSERT INTO {TABLE} (agent_id, key, doc) VALUES (%s, %s, 'null'::jsonb) "
-                        "ON CONFLICT (agent_id, key) DO NOTHING",
-                        (agent_id, key),
-                    )
-                    row = conn.execute(select, (agent_id, key)).fetchone()
-                new = change(self._doc(row, agent_id, key))
-                conn.execute(
-                    f"UPDATE {TABLE} SET doc=%s, updated_at=now() WHERE agent_id=%s AND key=%s",
-                    (Jsonb(dict(new)), agent_id, key),
-                )
+                new = change(self._locked_doc(conn, agent_id, key))
+                self._write_doc(conn, agent_id, key, new)
             return new
 
         result: Mapping[str, Any] = self._call("save", op, retry=False)
@@ -168,6 +184,63 @@ class PostgresStore:
 
         result: list[str] = self._call("list agents", op, retry=True)
         return result
+
+    # ------------------------------------------------------------------ JournalStore
+    def journal(self, agent_id: str, run_id: str, steps: int, tallies: Mapping[str, ToolTally]) -> None:
+        if not tallies:
+            return
+        # a write only grows rows, so one whose commit may have landed is safe to repeat
+        self._call("journal calls", lambda conn: pg_journal.write(conn, agent_id, run_id, steps, tallies), retry=True)
+
+    def finish_run(self, agent_id: str, key: str, run_id: str, change: FinishChange) -> Mapping[str, Any] | None:
+        def op(conn: Any) -> Mapping[str, Any] | None:
+            with conn.transaction():
+                current = self._locked_doc(conn, agent_id, key)
+                unfolded, tools = pg_journal.take_run(conn, agent_id, run_id)
+                new = change(current, unfolded)
+                if new is not None:
+                    self._write_doc(conn, agent_id, key, new)
+                pg_journal.drop_run(conn, agent_id, run_id, tools)
+            return new
+
+        result: Mapping[str, Any] | None = self._call("save", op, retry=False)
+        return result
+
+    def sweep(self, key: str, stale_after: float, change: SweepChange) -> SweepReport:
+        stale: dict[str, list[str]] = self._call(
+            "find stale runs", lambda conn: pg_journal.stale_runs(conn, stale_after), retry=True
+        )
+        runs = calls = 0
+        for agent_id, run_ids in stale.items():
+
+            def op(conn: Any, agent_id: str = agent_id, run_ids: list[str] = run_ids) -> tuple[int, int]:
+                with conn.transaction():
+                    current = self._locked_doc(conn, agent_id, key)
+                    taken = pg_journal.take_stale(conn, agent_id, run_ids)
+                    if taken:
+                        self._write_doc(conn, agent_id, key, change(current, taken))
+                        pg_journal.mark_folded(conn, agent_id, taken)
+                return len(taken), sum(t.calls for r in taken for t in r.tools.values())
+
+            # the fold and the marks commit together: a repeat after a dropped connection
+            # finds what landed marked as folded, and folds nothing twice
+            done, n = self._call("fold stale runs", op, retry=True)
+            runs, calls = runs + done, calls + n
+        forgotten: int = self._call(
+            "forget folded runs", lambda conn: pg_journal.forget(conn, stale_after * FORGET_AFTER_STALES), retry=True
+        )
+        return SweepReport(runs=runs, agents=len(stale), calls=calls, forgotten=forgotten)
+
+    def journal_counts(self, agent_id: str, key: str) -> tuple[Mapping[str, Any] | None, dict[str, int]]:
+        def op(conn: Any) -> tuple[Mapping[str, Any] | None, dict[str, int]]:
+            doc, unfolded = pg_journal.counts(conn, TABLE, agent_id, key)
+            return self._doc((doc,), agent_id, key), unfolded
+
+        result: tuple[Mapping[str, Any] | None, dict[str, int]] = self._call("read", op, retry=True)
+        return result
+
+    def ping(self) -> None:
+        self._call("answer", lambda conn: conn.execute("SELECT 1").fetchone(), retry=True)
 
     def close(self) -> None:
         with self._lock:

@@ -190,13 +190,15 @@ async def test_a_silent_postgres_costs_one_connect_wait_for_two_runs(
     assert len(silent.accepted) == 1  # one connect attempt in all: not one per run start and end
     assert [e.source for e in events.of(PriorsLoaded)] == ["defaults", "defaults"]
     messages = [e.message for e in events.of(PluginWarning)]
-    assert len(messages) == 4 and all("not retried yet" in m for m in messages[1:])
+    # start, the journal (once for the process: the outage was reported), end; start, end
+    assert len(messages) == 5 and all("not retried yet" in m for m in messages[1:])
+    assert sum("journaling a tool call" in m for m in messages) == 1
 
 
 async def test_a_down_store_is_tried_again_after_the_interval(
     build: Callable[..., Runtime], events: Events, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from greenroom_priors import plugin
+    from greenroom_priors import health
 
     path = tmp_path / "later.sqlite3"
     path.mkdir()  # a directory where the file should be: fails at run start
@@ -205,8 +207,8 @@ async def test_a_down_store_is_tried_again_after_the_interval(
     path.rmdir()
     await build(SCRIPT_3_STEPS, config=PriorsConfig(store=url)).session().run("two")
     assert not path.exists()  # within the interval: neither run start nor run end tried it
-    now = plugin.monotonic()
-    monkeypatch.setattr(plugin, "monotonic", lambda: now + plugin.RETRY_AFTER + 1)
+    now = health.monotonic()
+    monkeypatch.setattr(health, "monotonic", lambda: now + health.RETRY_AFTER + 1)
     await build(SCRIPT_3_STEPS, config=PriorsConfig(store=url)).session().run("three")
     assert path.is_file()  # tried again, and saved
     assert [e.source for e in events.of(PriorsLoaded)][-1].startswith("sqlite://")
