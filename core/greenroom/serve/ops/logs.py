@@ -66,6 +66,7 @@ def configure(log_format: str) -> logging.Handler | None:
     if root.level == logging.NOTSET or root.level > logging.WARNING:
         root.setLevel(logging.WARNING)  # libraries: what goes wrong
     logging.getLogger("greenroom").setLevel(logging.INFO)  # the gateway: each request too
+    logging.captureWarnings(True)  # Python's warnings too, as lines of their own
     return handler
 
 
