@@ -1,4 +1,5 @@
-"""``greenroom priors``: show, list, reset, export and import an agent's tool priors.
+"""``greenroom priors``: show, list, reset, export and import an agent's tool priors, and
+sweep the journal of calls.
 
 The store comes from ``--store URL``, else from the ``store`` key of
 ``[plugins.priors-persistence]`` in ``--config FILE``, else the default SQLite file.
@@ -22,7 +23,9 @@ from rich.table import Table
 
 from greenroom import make_plugin_host
 from greenroom.kit import write_json_atomic
-from greenroom_priors.ewma import DocumentError, check_document, utc_now
+from greenroom_priors.config import PriorsConfig
+from greenroom_priors.ewma import DocumentError, check_document, empty_document, utc_now
+from greenroom_priors.journal import SweepReport, fold_runs, has_journal
 from greenroom_priors.keys import KEY, NAME, STORE_KEY
 from greenroom_priors.store import ProfileStore, StoreError
 from greenroom_priors.stores import (
@@ -59,10 +62,15 @@ def _factories() -> dict[str, Any]:
 
 
 def resolve_url(store: str | None, config: Path | None) -> str:
+    return _resolve(store, config)[0]
+
+
+def _resolve(store: str | None, config: Path | None) -> tuple[str, dict[str, Any]]:
+    """The store URL, and the plugin's section of ``config`` (empty without one)."""
     if store and config:
         _fail("give --store or --config, not both")
     if store:
-        return store
+        return store, {}
     if config is not None:
         # imported here: config loading is a few dozen ms that --help and --store never need
         from greenroom import ConfigError, load_runtime_config
@@ -72,14 +80,15 @@ def resolve_url(store: str | None, config: Path | None) -> str:
         except ConfigError as exc:
             _fail(str(exc))
             raise  # unreachable; for the type checker
-        url = cfg.plugin_sections.get(NAME, {}).get("store")
-        return absolutize(url, cfg.dir_of(STORE_KEY)) if url else default_url()
-    return default_url()
+        section = dict(cfg.plugin_sections.get(NAME, {}))
+        url = section.get("store")
+        return (absolutize(url, cfg.dir_of(STORE_KEY)) if url else default_url()), section
+    return default_url(), {}
 
 
 @contextmanager
-def _open(store: str | None, config: Path | None) -> Iterator[ProfileStore]:
-    url = resolve_url(store, config)
+def _open(store: str | None, config: Path | None, url: str | None = None) -> Iterator[ProfileStore]:
+    url = url or resolve_url(store, config)
     try:
         s = open_store(url, _factories())
     except StoreError as exc:
@@ -94,12 +103,23 @@ def _open(store: str | None, config: Path | None) -> Iterator[ProfileStore]:
 
 
 def _load(s: ProfileStore, agent: str) -> dict[str, Any]:
-    raw = s.read(agent, KEY)
-    if raw is None:
+    return _load_counted(s, agent)[0]
+
+
+def _load_counted(s: ProfileStore, agent: str) -> tuple[dict[str, Any], dict[str, int] | None]:
+    """The agent's document and, from a store with a journal, the calls still in it
+    (read at one instant); None without a journal."""
+    unfolded: dict[str, int] | None = None
+    if has_journal(s):
+        raw, unfolded = s.journal_counts(agent, KEY)
+    else:
+        raw = s.read(agent, KEY)
+    if raw is None and not unfolded:
         others = s.agents(KEY)
         hint = f" (agents with priors: {', '.join(others)})" if others else " (it holds no priors yet)"
         _fail(f"no priors for agent {agent!r} in {describe(s)}{hint}", code=1)
-    return check_document(raw, f"{describe(s)}, agent {agent!r}")
+    doc = check_document(raw, f"{describe(s)}, agent {agent!r}") if raw is not None else empty_document()
+    return doc, unfolded
 
 
 def _when(stamp: str | None) -> str:
@@ -120,25 +140,24 @@ def show(
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """The agent's tools by learned probability: p, calls, last used."""
+    """The agent's tools by learned probability: p, calls, last used (and, from a store
+    with a journal of calls, the calls still in it and the exact total)."""
     with _open(store, config) as s:
-        doc = _load(s, agent)
-        rows = sorted(doc["tools"].items(), key=lambda kv: (-kv[1]["p"], kv[0]))
+        doc, unfolded = _load_counted(s, agent)
+        tools: dict[str, Any] = dict(doc["tools"])
+        for name in unfolded or {}:
+            tools.setdefault(name, {"p": None, "calls": 0, "last_used": None})
+        rows = sorted(tools.items(), key=lambda kv: (-(kv[1]["p"] or 0.0), kv[0]))
         if limit:
             rows = rows[:limit]
         if as_json:
-            typer.echo(
-                json.dumps(
-                    {
-                        "agent": agent,
-                        "store": describe(s),
-                        "sessions": doc["sessions"],
-                        "updated": doc["updated"],
-                        "tools": [{"tool": n, **e} for n, e in rows],
-                    },
-                    indent=2,
-                )
-            )
+            entries = [{"tool": n, **e} for n, e in rows]
+            if unfolded is not None:
+                for entry in entries:
+                    entry["journal"] = unfolded.get(entry["tool"], 0)
+                    entry["total"] = entry["calls"] + entry["journal"]
+            summary = {"agent": agent, "store": describe(s), "sessions": doc["sessions"], "updated": doc["updated"]}
+            typer.echo(json.dumps({**summary, "tools": entries}, indent=2))
             return
         table = Table(
             title=escape(f"tool priors of {agent}: {doc['sessions']} session(s), {len(doc['tools'])} tool(s)"),
@@ -147,9 +166,16 @@ def show(
         table.add_column("tool", overflow="fold")
         table.add_column("p", justify="right")
         table.add_column("calls", justify="right")
+        if unfolded is not None:
+            table.add_column("in journal", justify="right")
+            table.add_column("total", justify="right")
         table.add_column("last used")
         for name, entry in rows:
-            table.add_row(escape(name), f"{entry['p']:.4f}", str(entry["calls"]), _when(entry["last_used"]))
+            p = "-" if entry["p"] is None else f"{entry['p']:.4f}"
+            counts = [str(entry["calls"])]
+            if unfolded is not None:
+                counts += [str(unfolded.get(name, 0)), str(entry["calls"] + unfolded.get(name, 0))]
+            table.add_row(escape(name), p, *counts, _when(entry["last_used"]))
         Console().print(table)
 
 
@@ -236,4 +262,41 @@ def import_(
         s.update(agent, KEY, lambda _current: doc)
         typer.echo(
             f"imported {len(doc['tools'])} tool(s), {doc['sessions']} session(s) for {agent!r} into {describe(s)}"
+        )
+
+
+@priors_app.command("sweep")
+def sweep(
+    config_file: Annotated[
+        Path | None, typer.Argument(metavar="[CONFIG]", help="Sweep the store of this config, with its settings.")
+    ] = None,
+    store: StoreOpt = None,
+    stale: Annotated[
+        float | None,
+        typer.Option("--stale", min=0, help="Fold runs not written for this many seconds (default: journal_stale)."),
+    ] = None,
+) -> None:
+    """Fold the journal of runs whose process died (not written for journal_stale seconds)."""
+    url, section = _resolve(store, config_file)
+    settings = PriorsConfig(**{k: v for k, v in section.items() if k in {"min_smoothing", "journal_stale"}})
+    after = settings.journal_stale if stale is None else stale
+    with _open(None, None, url) as s:
+        if not has_journal(s):
+            _fail(f"{describe(s)} keeps no journal of calls: nothing to sweep")
+            return
+        now, where = utc_now(), describe(s)
+
+        def change(current: Any, runs: Any) -> Any:
+            agent = runs[0].agent_id
+            return fold_runs(current, runs, now=now, floor=settings.min_smoothing, where=f"{where}, agent {agent!r}")
+
+        total = SweepReport()
+        while True:  # a sweep folds a batch of runs at most: go on until one finds none
+            done = s.sweep(KEY, after, change)
+            total += done
+            if done.runs == 0:
+                break
+        typer.echo(
+            f"swept {where}: folded {total.runs} run(s) of {total.agents} agent(s), {total.calls} call(s); "
+            f"forgot {total.forgotten} folded row(s)"
         )

@@ -128,10 +128,15 @@ class PriorsConfig:
 
 
 def config_schema(base: dict[str, Any]) -> dict[str, Any]:
-    """The schema derived from ``PriorsConfig`` (its validators' bounds included), and the
-    store URL's pattern."""
+    """The schema derived from ``PriorsConfig`` (its validators' bounds included), the
+    store URL's pattern, and the journal's values as TOML spells them."""
     props = base["properties"]
     props["store"].update({"pattern": STORE_URL_PATTERN, "errorMessage": STORE_URL_MEANS})
+    # one of two kinds, so a wrong value is said in the words TOML spells them with
+    journal = props["journal"]
+    journal.pop("enum", None)
+    journal["anyOf"] = [{"type": "boolean"}, {"enum": ["auto"]}]
+    journal["errorMessage"] = 'expected "auto", true or false'
     props["store"].setdefault(
         "examples", ["sqlite:///var/lib/agents/priors.sqlite3", "postgresql://agents@db.internal/agents"]
     )

@@ -14,13 +14,14 @@ call is in exactly one place: in a row's ``calls - folded`` or in the document's
 and the rows deleted, in one transaction. Rows of runs that were not written for longer
 than a bound (their process died) are folded by a sweep, which sets ``folded = calls``
 (keeping the rows, so a run that was only idle and writes again is counted from where
-the sweep stopped); such fully folded rows are forgotten after a longer bound.
+the sweep stopped); such fully folded rows are forgotten after a much longer bound
+(``forget_after``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 import attrs
 
@@ -28,8 +29,15 @@ from greenroom_priors.ewma import Observation, check_document, empty_document, f
 from greenroom_priors.store import ProfileStore
 
 FORGET_AFTER_STALES = 24
-"""Fully folded rows of a swept run are deleted once the run has not written for this
-many times the sweep's bound (a day with the default hour)."""
+FORGET_AFTER_MIN = 86400.0
+
+
+def forget_after(stale_after: float) -> float:
+    """Seconds a swept run must stay silent before its fully folded rows are deleted: 24
+    times the sweep's bound, and at least a day. Until then a run that was only idle and
+    writes again is counted from where the sweep stopped; after it, it would be counted
+    again from the start, so this is kept far beyond any run's life."""
+    return max(FORGET_AFTER_STALES * stale_after, FORGET_AFTER_MIN)
 
 
 @attrs.frozen
@@ -68,6 +76,10 @@ class SweepReport:
     calls: int = 0
     forgotten: int = 0
 
+    def __add__(self, other: SweepReport) -> SweepReport:
+        mine, theirs = attrs.astuple(self), attrs.astuple(other)
+        return SweepReport(*(a + b for a, b in zip(mine, theirs, strict=True)))
+
 
 Doc = Mapping[str, Any]
 FinishChange = Callable[[Doc | None, Mapping[str, int]], Doc | None]
@@ -94,7 +106,7 @@ class JournalStore(ProfileStore, Protocol):
     def sweep(self, key: str, stale_after: float, change: SweepChange) -> SweepReport:
         """Fold every run not written for ``stale_after`` seconds (one transaction per
         agent, marking what it folded), and forget fully folded rows of runs silent for
-        ``FORGET_AFTER_STALES`` times as long."""
+        ``forget_after(stale_after)`` seconds."""
 
     def journal_counts(self, agent_id: str, key: str) -> tuple[Doc | None, dict[str, int]]:
         """The document and the journal's unfolded calls per tool, read at one instant."""
@@ -103,7 +115,7 @@ class JournalStore(ProfileStore, Protocol):
         """A cheap round trip (``SELECT 1``); raises ``StoreError`` when the store is not there."""
 
 
-def has_journal(store: object) -> bool:
+def has_journal(store: object) -> TypeGuard[JournalStore]:
     return isinstance(store, JournalStore)
 
 
@@ -116,8 +128,8 @@ def fold_runs(current: Doc | None, runs: Sequence[StaleRun], *, now: str, floor:
 
 
 def exact_calls(store: JournalStore, agent_id: str, key: str) -> dict[str, int]:
-    """Per tool, every successful call ever counted for the agent: the document's
-    ``calls`` plus the journal's unfolded calls, read at one instant."""
+    """Per tool called at least once, every call ever counted for the agent: the
+    document's ``calls`` plus the journal's unfolded calls, read at one instant."""
     doc, unfolded = store.journal_counts(agent_id, key)
     totals: dict[str, int] = {}
     if doc is not None:
@@ -125,10 +137,11 @@ def exact_calls(store: JournalStore, agent_id: str, key: str) -> dict[str, int]:
             totals[name] = int(entry["calls"])
     for name, n in unfolded.items():
         totals[name] = totals.get(name, 0) + n
-    return totals
+    return {name: n for name, n in totals.items() if n}
 
 
 __all__ = [
+    "FORGET_AFTER_MIN",
     "FORGET_AFTER_STALES",
     "FinishChange",
     "JournalStore",
@@ -138,5 +151,6 @@ __all__ = [
     "ToolTally",
     "exact_calls",
     "fold_runs",
+    "forget_after",
     "has_journal",
 ]

@@ -51,7 +51,7 @@ JOURNAL_WAIT = 10.0
 shorter): past it the call goes on and the store is taken as down."""
 
 _OUTAGES: set[str] = set()  # stores whose journal failure was reported, until a write succeeds
-_NEXT_SWEEP: dict[str, float] = {}
+_LAST_SWEEP: dict[str, float] = {}
 _LOCK = threading.Lock()
 
 Report = Callable[[RunContext, str, str, BaseException, str], None]
@@ -169,7 +169,7 @@ class Journaling:
         except StoreError as exc:
             self._report(ctx, "greenroom_run_start", "journaling tool calls", exc, "going on without")
             return
-        assert isinstance(store, JournalStore)
+        assert has_journal(store)
         self._ledgers[ctx] = Ledger(store, url, ctx.agent.id, ctx.run_id)
 
     async def record(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> None:
@@ -273,7 +273,7 @@ class Journaling:
                 return
         except StoreError:
             return  # said at run start
-        assert isinstance(store, JournalStore)
+        assert has_journal(store)
         floor, now, where = self.config.min_smoothing, utc_now(), describe(store)
 
         def change(current: Mapping[str, Any] | None, runs: Any) -> Mapping[str, Any]:
@@ -292,18 +292,21 @@ class Journaling:
 
 
 def _due(url: str, every: float) -> bool:
+    """Whether ``every`` seconds have passed since this process last swept ``url`` (and
+    if so, this caller sweeps it: concurrent runs do not all sweep at once)."""
     now = monotonic()
     with _LOCK:
-        if now < _NEXT_SWEEP.get(url, 0.0):
+        last = _LAST_SWEEP.get(url)
+        if last is not None and now - last < every:
             return False
-        _NEXT_SWEEP[url] = now + every
+        _LAST_SWEEP[url] = now
         return True
 
 
 def forget_sweeps() -> None:
     """Forget when each store was last swept and which outages were reported (tests)."""
     with _LOCK:
-        _NEXT_SWEEP.clear()
+        _LAST_SWEEP.clear()
         _OUTAGES.clear()
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from greenroom_priors.journal import FORGET_AFTER_STALES, FinishChange, StaleRun, SweepChange, SweepReport, ToolTally
+from greenroom_priors.journal import FinishChange, StaleRun, SweepChange, SweepReport, ToolTally, forget_after
 
 _SHARED: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
 _JOURNALS: dict[str, dict[tuple[str, str, str], _Row]] = {}
@@ -133,7 +133,7 @@ class MemoryStore:
                         row = self._journal[(agent_id, run.run_id, name)]
                         row.folded = row.calls
             open_runs = {k[:2] for k, r in self._journal.items() if r.calls > r.folded}
-            cutoff = now - stale_after * FORGET_AFTER_STALES
+            cutoff = now - forget_after(stale_after)
             forgotten = [k for k in self._journal if k[:2] not in open_runs and last[k[:2]] < cutoff]
             for k in forgotten:
                 del self._journal[k]

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from greenroom_priors.journal import FORGET_AFTER_STALES, FinishChange, SweepChange, SweepReport, ToolTally
+from greenroom_priors.journal import FinishChange, SweepChange, SweepReport, ToolTally, forget_after
 from greenroom_priors.store import StoreError
 from greenroom_priors.stores import pg_journal
 from greenroom_priors.stores.urls import hide_url_secrets, redact
@@ -227,7 +227,7 @@ class PostgresStore:
             done, n = self._call("fold stale runs", op, retry=True)
             runs, calls = runs + done, calls + n
         forgotten: int = self._call(
-            "forget folded runs", lambda conn: pg_journal.forget(conn, stale_after * FORGET_AFTER_STALES), retry=True
+            "forget folded runs", lambda conn: pg_journal.forget(conn, forget_after(stale_after)), retry=True
         )
         return SweepReport(runs=runs, agents=len(stale), calls=calls, forgotten=forgotten)
 

@@ -1,0 +1,292 @@
+"""The journal of calls (issue 26), on the memory store (which keeps one like PostgreSQL's,
+off unless ``journal = true``): each successful call is in the store before its result
+goes back; RunEnd folds the run's rows and deletes them; a failing store keeps the counts
+and says so once; a sweep folds a dead run's calls exactly once; sqlite stays as it was."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from priors_testutil import ClientRun, Events, alpha, beta, broken, gamma
+
+from greenroom import AgentConfig, EventBus, Plugin, Runtime, hookimpl
+from greenroom.events import PluginWarning
+from greenroom.plugins.discovery import make_plugin_host
+from greenroom.providers.scripted import ScriptedModel
+from greenroom_priors import KEY, MemoryStore, PriorsConfig, PriorsPlugin, StoreError, exact_calls
+from greenroom_priors.events import PriorsSaved, PriorsSwept
+from greenroom_priors.plugin import forget_down_stores
+
+pytestmark = pytest.mark.anyio
+
+TINY = 1e-6  # journal_stale: any run that wrote before the sweep is stale
+
+
+class Flaky(MemoryStore):
+    """A memory store a fleet would share (journal on by default) that fails on demand."""
+
+    journal_by_default = True
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.down = False
+        self.writes = 0
+
+    def journal(self, agent_id: str, run_id: str, steps: int, tallies: Any) -> None:
+        if self.down:
+            raise StoreError("flaky://: the database is restarting")
+        self.writes += 1
+        super().journal(agent_id, run_id, steps, tallies)
+
+    def finish_run(self, agent_id: str, key: str, run_id: str, change: Any) -> Any:
+        if self.down:
+            raise StoreError("flaky://: the database is restarting")
+        return super().finish_run(agent_id, key, run_id, change)
+
+
+class FlakyStores(Plugin):
+    name = "flaky-stores"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: dict[str, Flaky] = {}
+
+    @hookimpl
+    def greenroom_profile_stores(self) -> dict[str, Any]:
+        def factory(url: str) -> Flaky:
+            return self.opened.setdefault(url, Flaky(url.partition("://")[2]))
+
+        return {"flaky": factory}
+
+
+@pytest.fixture
+def shelf() -> Iterator[str]:
+    name = f"j{uuid.uuid4().hex[:8]}"
+    yield name
+    MemoryStore.forget(name)
+
+
+def runtime(events: Events, *plugins: Plugin, agent: str = "agent", **config: Any) -> Runtime:
+    bus = EventBus()
+    bus.subscribe(events)
+    host = make_plugin_host(records=[], extra=[PriorsPlugin(PriorsConfig(**config)), *plugins])
+    tools = [alpha, beta, gamma, broken]
+    return Runtime(model=ScriptedModel([]), tools=tools, host=host, agent=AgentConfig(id=agent), events=bus)
+
+
+def journal_of(name: str, agent: str = "agent") -> dict[str, int]:
+    return MemoryStore(name).journal_counts(agent, KEY)[1]
+
+
+def calls_in_document(name: str, agent: str = "agent") -> dict[str, int]:
+    doc = MemoryStore(name).read(agent, KEY)
+    return {} if doc is None else {n: e["calls"] for n, e in doc["tools"].items() if e["calls"]}
+
+
+async def test_each_successful_call_is_in_the_journal_before_its_result_returns(shelf: str, events: Events) -> None:
+    rt = runtime(events, store=f"memory://{shelf}", journal=True)
+    client = await ClientRun(rt).start()
+    assert not (await client.call("alpha")).is_error
+    assert journal_of(shelf) == {"alpha": 1}  # the result is back: the call is in the store
+    await client.call("beta")
+    await client.call("alpha")
+    assert (await client.call("broken")).is_error
+    assert journal_of(shelf) == {"alpha": 2, "beta": 1}  # a failed call is not counted
+    await client.end()
+    assert journal_of(shelf) == {}  # folded and deleted together
+    assert calls_in_document(shelf) == {"alpha": 2, "beta": 1}
+    assert exact_calls(MemoryStore(shelf), "agent", KEY) == {"alpha": 2, "beta": 1}
+    assert MemoryStore(shelf).read("agent", KEY)["sessions"] == 1  # type: ignore[index]
+    assert len(events.of(PriorsSaved)) == 1
+    await rt.aclose()
+
+
+async def test_auto_leaves_memory_and_sqlite_stores_as_they_were(shelf: str, events: Events, tmp_path: Path) -> None:
+    rt = runtime(events, store=f"memory://{shelf}")  # journal = "auto"
+    client = await ClientRun(rt).start()
+    await client.call("alpha")
+    assert journal_of(shelf) == {}  # no journal: folded at RunEnd only
+    await client.end()
+    assert calls_in_document(shelf) == {"alpha": 1}
+    url = f"sqlite://{tmp_path / 'p.sqlite3'}"
+    rt2 = runtime(events, store=url)
+    client = await ClientRun(rt2).start()
+    await client.call("alpha")
+    await client.call("broken")
+    await client.end()
+    from greenroom_priors import SqliteStore
+
+    doc = SqliteStore.from_url(url).read("agent", KEY)
+    assert doc is not None and {n: e["calls"] for n, e in doc["tools"].items()} == {"alpha": 1, "broken": 1}
+    assert not events.of(PluginWarning)
+    await rt.aclose()
+    await rt2.aclose()
+
+
+async def test_journal_true_on_sqlite_is_said_and_the_run_goes_on(events: Events, tmp_path: Path) -> None:
+    rt = runtime(events, store=f"sqlite://{tmp_path / 'p.sqlite3'}", journal=True)
+    client = await ClientRun(rt).start()
+    assert not (await client.call("alpha")).is_error
+    await client.end()
+    [warning] = events.of(PluginWarning)
+    assert "keeps no journal of calls: journal = true needs a store that does" in warning.message
+    assert events.of(PriorsSaved)  # saved at RunEnd as without a journal
+    await rt.aclose()
+
+
+def test_journal_takes_auto_true_or_false() -> None:
+    assert PriorsConfig(journal=False).journal is False
+    with pytest.raises(ValueError, match="journal: expected \"auto\", true or false, got 'yes'"):
+        PriorsConfig(journal="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="journal: expected"):
+        PriorsConfig(journal=1)  # type: ignore[arg-type]
+
+
+async def test_a_failing_store_keeps_the_counts_says_so_once_and_writes_them_later(events: Events) -> None:
+    stores = FlakyStores()
+    rt = runtime(events, stores, store="flaky://f1")
+    client = await ClientRun(rt).start()
+    await client.call("alpha")
+    flaky = stores.opened["flaky://f1"]
+    flaky.down = True
+    for name in ("alpha", "beta", "alpha"):
+        assert not (await client.call(name)).is_error  # the call stands for its client
+    assert flaky.journal_counts("agent", KEY)[1] == {"alpha": 1}
+    [warning] = events.of(PluginWarning)  # once for the outage, not once a call
+    assert warning.hook == "greenroom_after_tool_execute" and "the call stands" in warning.message
+    assert flaky.writes == 1  # the down store was left alone, not tried a call at a time
+    flaky.down = False
+    forget_down_stores()  # RETRY_AFTER has passed
+    await client.call("gamma")
+    assert flaky.journal_counts("agent", KEY)[1] == {"alpha": 3, "beta": 1, "gamma": 1}  # caught up in one write
+    await client.end()
+    assert exact_calls(flaky, "agent", KEY) == {"alpha": 3, "beta": 1, "gamma": 1}
+    assert flaky.journal_counts("agent", KEY)[1] == {}
+    await rt.aclose()
+
+
+async def test_a_run_whose_save_failed_is_kept_and_saved_later(events: Events) -> None:
+    stores = FlakyStores()
+    rt = runtime(events, stores, store="flaky://f2")
+    client = await ClientRun(rt).start()
+    await client.call("alpha")
+    await client.call("beta")
+    flaky = stores.opened["flaky://f2"]
+    flaky.down = True
+    await client.call("alpha")  # kept in memory
+    await client.end()  # the save fails too: the run is kept
+    assert "the run's 3 call(s) are kept and saved again later" in events.of(PluginWarning)[-1].message
+    assert flaky.read("agent", KEY) is None
+    flaky.down = False
+    forget_down_stores()
+    await (await ClientRun(rt).start()).end()  # the next run start saves it
+    assert exact_calls(flaky, "agent", KEY) == {"alpha": 2, "beta": 1}
+    assert flaky.journal_counts("agent", KEY)[1] == {}
+    # and when the runtime closes first: its closer saves it
+    client = await ClientRun(rt).start()
+    await client.call("gamma")
+    flaky.down = True
+    await client.end()
+    flaky.down = False
+    forget_down_stores()
+    await rt.aclose()
+    assert exact_calls(flaky, "agent", KEY) == {"alpha": 2, "beta": 1, "gamma": 1}
+
+
+async def test_a_sweep_folds_a_dead_run_once(shelf: str, events: Events) -> None:
+    url = f"memory://{shelf}"
+    dead = runtime(events, store=url, journal=True)
+    client = await ClientRun(dead).start()
+    for name in ("alpha", "alpha", "beta"):
+        await client.call(name)
+    # its process dies here: the run never ends
+    other = runtime(events, store=url, journal=True, journal_stale=TINY, sweep_every=0)
+    await (await ClientRun(other).start()).end()  # its run start sweeps
+    [swept] = events.of(PriorsSwept)
+    assert (swept.runs, swept.agents, swept.calls) == (1, 1, 3)
+    assert journal_of(shelf) == {} and calls_in_document(shelf) == {"alpha": 2, "beta": 1}
+    doc = MemoryStore(shelf).read("agent", KEY)
+    assert doc is not None and doc["sessions"] == 1  # the dead run, as one session
+    assert doc["tools"]["alpha"]["p"] == pytest.approx(2 / 3)  # called in 2 of its 3 steps
+    await (await ClientRun(other).start()).end()  # a second sweep finds nothing left
+    assert len(events.of(PriorsSwept)) == 1 and calls_in_document(shelf) == {"alpha": 2, "beta": 1}
+    await other.aclose()
+
+
+async def test_a_swept_run_that_lives_on_is_counted_once(shelf: str, events: Events) -> None:
+    url = f"memory://{shelf}"
+    rt = runtime(events, store=url, journal=True)
+    client = await ClientRun(rt).start()
+    await client.call("alpha")
+    await client.call("beta")
+    sweeper = runtime(events, store=url, journal=True, journal_stale=TINY, sweep_every=0)
+    await (await ClientRun(sweeper).start()).end()  # takes the idle run for dead
+    assert calls_in_document(shelf) == {"alpha": 1, "beta": 1}
+    await client.call("alpha")  # it was only idle
+    assert exact_calls(MemoryStore(shelf), "agent", KEY) == {"alpha": 2, "beta": 1}
+    await client.end()
+    assert exact_calls(MemoryStore(shelf), "agent", KEY) == {"alpha": 2, "beta": 1}
+    assert journal_of(shelf) == {}
+    await rt.aclose()
+    await sweeper.aclose()
+
+
+async def test_readiness_of_a_store_with_a_journal_and_of_a_file(shelf: str, events: Events, tmp_path: Path) -> None:
+    plugin = PriorsPlugin(PriorsConfig(store=f"memory://{shelf}"))
+    rt = Runtime(model=ScriptedModel([]), tools=[alpha], host=make_plugin_host(records=[], extra=[plugin]))
+    [ready] = await plugin.greenroom_readiness(runtime=rt) or [None]
+    assert ready is not None and ready.ready and ready.name == f"priors store memory://{shelf}"
+    file_plugin = PriorsPlugin(PriorsConfig(store=f"sqlite://{tmp_path / 'p.sqlite3'}"))
+    assert await file_plugin.greenroom_readiness(runtime=rt) is None
+    assert await PriorsPlugin().greenroom_readiness(runtime=rt) is None  # the default file
+    await rt.aclose()
+
+
+async def test_readiness_of_a_store_that_just_failed_answers_without_waiting(shelf: str) -> None:
+    from greenroom_priors.health import mark_down
+
+    url = f"memory://{shelf}"
+    plugin = PriorsPlugin(PriorsConfig(store=url))
+    rt = Runtime(model=ScriptedModel([]), tools=[alpha], host=make_plugin_host(records=[], extra=[plugin]))
+    mark_down(url, StoreError("connection refused"))
+    [answer] = await plugin.greenroom_readiness(runtime=rt) or [None]
+    assert answer is not None and not answer.ready and answer.detail.startswith("connection refused")
+    await rt.aclose()
+
+
+def test_fully_folded_rows_are_forgotten_a_day_after_their_run_went_silent(shelf: str) -> None:
+    from greenroom_priors import ToolTally, fold_runs
+
+    store = MemoryStore(shelf)
+
+    def change(current: Any, runs: Any) -> Any:
+        return fold_runs(current, runs, now="2025-01-01T00:00:00Z", floor=0.1, where="test")
+
+    store.journal("agent", "r1", 2, {"alpha": ToolTally(2, 2)})
+    assert store.sweep(KEY, TINY, change).runs == 1
+    assert store.sweep(KEY, TINY, change).forgotten == 0  # kept: the run may only be idle
+    start = store.clock()
+    store.clock = lambda: start + 86400 + 1
+    assert store.sweep(KEY, TINY, change).forgotten == 1
+    assert exact_calls(store, "agent", KEY) == {"alpha": 2}
+
+
+def test_config_check_refuses_journal_true_on_sqlite(tmp_path: Path) -> None:
+    from greenroom.build.check import check_config
+    from greenroom.build.findings import Level
+
+    (tmp_path / "script.jsonl").write_text('{"text": "done"}\n')
+    cfg = tmp_path / "agent.toml"
+    cfg.write_text(
+        '[agent]\nmodel = "scripted:script.jsonl"\n[plugins.priors-persistence]\n'
+        'store = "sqlite://p.sqlite3"\njournal = true\n'
+    )
+    [found] = check_config(cfg).findings.at(Level.ERROR)
+    assert found.path == "plugins.priors-persistence.journal" and "an SQLite file keeps none" in found.message
+    cfg.write_text('[agent]\nmodel = "scripted:script.jsonl"\n[plugins.priors-persistence]\njournal = "yes"\n')
+    [found] = check_config(cfg).findings.at(Level.ERROR)
+    assert "plugins.priors-persistence.journal" in f"{found.path} {found.message}"
