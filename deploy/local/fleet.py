@@ -128,6 +128,7 @@ class Fleet:
         self.serve_args = tuple(serve_args)
         self._own_folder = folder is None
         self.folder = folder or Path(tempfile.mkdtemp(prefix="greenroom-fleet-"))
+        self.folder.mkdir(parents=True, exist_ok=True)
         self.replicas: list[Replica] = []
         self.balancer: subprocess.Popen[bytes] | None = None
 
