@@ -49,6 +49,16 @@ class ToolTally:
 
 
 @attrs.frozen
+class JournalEntry:
+    """What one write says of one run: its steps so far and its tallies (absolute)."""
+
+    agent_id: str
+    run_id: str
+    steps: int
+    tallies: Mapping[str, ToolTally]
+
+
+@attrs.frozen
 class StaleRun:
     """A run the sweep folds: its unfolded calls per tool, and its steps (for presence)."""
 
@@ -95,9 +105,9 @@ class JournalStore(ProfileStore, Protocol):
     journal_by_default: bool
     """Whether ``journal = "auto"`` turns the journal on (a store shared between machines)."""
 
-    def journal(self, agent_id: str, run_id: str, steps: int, tallies: Mapping[str, ToolTally]) -> None:
-        """Record a run's absolute tallies (and its steps so far); a row never shrinks, so
-        this may be repeated safely."""
+    def journal(self, entries: Sequence[JournalEntry]) -> None:
+        """Record runs' absolute tallies (and their steps so far) in one commit, at most
+        one entry per run; a row never shrinks, so this may be repeated safely."""
 
     def finish_run(self, agent_id: str, key: str, run_id: str, change: FinishChange) -> Doc | None:
         """In one transaction: the run's unfolded calls, ``change`` applied to the
@@ -144,6 +154,7 @@ __all__ = [
     "FORGET_AFTER_MIN",
     "FORGET_AFTER_STALES",
     "FinishChange",
+    "JournalEntry",
     "JournalStore",
     "StaleRun",
     "SweepChange",

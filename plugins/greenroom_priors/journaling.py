@@ -12,7 +12,8 @@ or when the runtime closes. Every ``sweep_every`` seconds a run start or end als
 the journal: runs of processes that died are folded.
 
 Tallies change on the event loop only; a ledger's writes run one at a time
-(``Ledger.lock``), each of a snapshot taken on the loop. ``finish`` takes the lock too,
+(``Ledger.lock``), each of a snapshot taken on the loop, and the writes of all runs into
+one store share commits (``greenroom_priors.batching``). ``finish`` takes the lock too,
 so a write still in flight when the run ends lands before the rows are folded, and a
 write that comes later finds the ledger flushed and writes nothing.
 """
@@ -32,6 +33,7 @@ import anyio.to_thread
 import attrs
 
 from greenroom import RunContext, ToolCall, ToolResult
+from greenroom_priors.batching import Batcher
 from greenroom_priors.config import PriorsConfig
 from greenroom_priors.events import PriorsSwept
 from greenroom_priors.ewma import Observation, fold_document, utc_now
@@ -69,8 +71,9 @@ def _merged(old: Mapping[str, ToolTally], new: Mapping[str, ToolTally]) -> dict[
 class Ledger:
     """One run's successful calls, and how much of them the journal is known to hold."""
 
-    def __init__(self, store: JournalStore, url: str, agent_id: str, run_id: str) -> None:
-        self.store = store
+    def __init__(self, batcher: Batcher, url: str, agent_id: str, run_id: str) -> None:
+        self.store: JournalStore = batcher.store
+        self.batcher = batcher
         self.url = url
         self.agent_id = agent_id
         # the run's own id is short (12 hex digits): the journal's must be unique in a fleet
@@ -101,7 +104,7 @@ class Ledger:
         with self.lock:
             if self.flushed:
                 return
-            self.store.journal(self.agent_id, self.run_id, steps, tallies)
+            self.batcher.write(self.agent_id, self.run_id, steps, tallies)
             self.written = _merged(self.written, tallies)
 
     def finish(self, change: FinishChange) -> Mapping[str, Any] | None:
@@ -110,8 +113,9 @@ class Ledger:
         fold that landed deleted the rows, so a repeat finds nothing to fold."""
         with self.lock:
             if not self.flushed:
-                self.store.journal(self.agent_id, self.run_id, self.run_steps, self.unwritten())
-                self.written = _merged(self.written, self.unwritten())
+                rest = self.unwritten()
+                self.batcher.write(self.agent_id, self.run_id, self.run_steps, rest)
+                self.written = _merged(self.written, rest)
                 self.flushed = True
             return self.store.finish_run(self.agent_id, KEY, self.run_id, change)
 
@@ -145,6 +149,7 @@ class Journaling:
         self._ledgers: WeakKeyDictionary[RunContext, Ledger] = WeakKeyDictionary()
         self._unsaved: list[_Unsaved] = []
         self._closing = False
+        self._batchers: dict[str, Batcher] = {}
 
     def wanted(self, store: ProfileStore) -> bool:
         """Whether runs journal into ``store``; ``journal = true`` on a store without a
@@ -170,7 +175,10 @@ class Journaling:
             self._report(ctx, "greenroom_run_start", "journaling tool calls", exc, "going on without")
             return
         assert has_journal(store)
-        self._ledgers[ctx] = Ledger(store, url, ctx.agent.id, ctx.run_id)
+        batcher = self._batchers.get(url)
+        if batcher is None or batcher.store is not store:
+            batcher = self._batchers[url] = Batcher(store)
+        self._ledgers[ctx] = Ledger(batcher, url, ctx.agent.id, ctx.run_id)
 
     async def record(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> None:
         """AfterToolExecute: a successful call is in the journal before its result goes
@@ -183,12 +191,13 @@ class Journaling:
         if reason is not None:
             self._outage(ctx, ledger.url, not_retried(reason))
             return
+        tallies = ledger.unwritten()
+        if not tallies:  # written and confirmed already (with another call of this run)
+            return
         wait = min(JOURNAL_WAIT, ctx.agent.tool_timeout / 2)
         try:
             with anyio.fail_after(wait):
-                await anyio.to_thread.run_sync(
-                    ledger.write, ledger.unwritten(), ledger.run_steps, abandon_on_cancel=True
-                )
+                await anyio.to_thread.run_sync(ledger.write, tallies, ledger.run_steps, abandon_on_cancel=True)
         except Exception as exc:
             if isinstance(exc, TimeoutError):
                 exc = StoreError(f"{describe(ledger.store)}: no answer within {wait:g} s")

@@ -12,12 +12,20 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from greenroom_priors.journal import FinishChange, StaleRun, SweepChange, SweepReport, ToolTally, forget_after
+from greenroom_priors.journal import (
+    FinishChange,
+    JournalEntry,
+    StaleRun,
+    SweepChange,
+    SweepReport,
+    ToolTally,
+    forget_after,
+)
 
 _SHARED: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
 _JOURNALS: dict[str, dict[tuple[str, str, str], _Row]] = {}
@@ -88,16 +96,17 @@ class MemoryStore:
             return sorted(a for a, k in self._docs if k == key)
 
     # ------------------------------------------------------------------ JournalStore
-    def journal(self, agent_id: str, run_id: str, steps: int, tallies: Mapping[str, ToolTally]) -> None:
+    def journal(self, entries: Sequence[JournalEntry]) -> None:
         now = self.clock()
         with self._lock:
-            for name, tally in tallies.items():
-                row = self._journal.get((agent_id, run_id, name))
-                if row is None:
-                    self._journal[(agent_id, run_id, name)] = _Row(tally.calls, tally.steps, steps, now)
-                else:
-                    row.calls, row.steps = max(row.calls, tally.calls), max(row.steps, tally.steps)
-                    row.run_steps, row.updated = max(row.run_steps, steps), now
+            for e in entries:
+                for name, tally in e.tallies.items():
+                    row = self._journal.get((e.agent_id, e.run_id, name))
+                    if row is None:
+                        self._journal[(e.agent_id, e.run_id, name)] = _Row(tally.calls, tally.steps, e.steps, now)
+                    else:
+                        row.calls, row.steps = max(row.calls, tally.calls), max(row.steps, tally.steps)
+                        row.run_steps, row.updated = max(row.run_steps, e.steps), now
 
     def finish_run(self, agent_id: str, key: str, run_id: str, change: FinishChange) -> Mapping[str, Any] | None:
         with self._lock:

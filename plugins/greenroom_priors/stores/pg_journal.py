@@ -13,10 +13,10 @@ The functions take a psycopg connection; the caller owns the transaction.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from greenroom_priors.journal import StaleRun, ToolTally
+from greenroom_priors.journal import JournalEntry, StaleRun, ToolTally
 
 JOURNAL = "greenroom_usage_journal"
 
@@ -39,8 +39,7 @@ SWEEP_BATCH = 1000
 
 _WRITE = (
     f"INSERT INTO {JOURNAL} AS j (agent_id, run_id, tool, calls, steps, run_steps)"
-    " SELECT %s, %s, t.tool, t.calls, t.steps, %s"
-    " FROM unnest(%s::text[], %s::bigint[], %s::integer[]) AS t(tool, calls, steps)"
+    " SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::integer[], %s::integer[])"
     " ON CONFLICT (agent_id, run_id, tool) DO UPDATE SET"
     " calls = GREATEST(j.calls, EXCLUDED.calls),"
     " steps = GREATEST(j.steps, EXCLUDED.steps),"
@@ -67,12 +66,13 @@ def create(conn: Any) -> None:
         conn.execute(statement)
 
 
-def write(conn: Any, agent_id: str, run_id: str, steps: int, tallies: Mapping[str, ToolTally]) -> None:
-    names = sorted(tallies)  # rows in one order: two writers never lock them crosswise
-    conn.execute(
-        _WRITE,
-        (agent_id, run_id, steps, names, [tallies[n].calls for n in names], [tallies[n].steps for n in names]),
-    )
+def write(conn: Any, entries: Sequence[JournalEntry]) -> None:
+    """One statement for every row of ``entries`` (one entry per run)."""
+    rows = sorted(
+        (e.agent_id, e.run_id, name, t.calls, t.steps, e.steps) for e in entries for name, t in e.tallies.items()
+    )  # rows in one order: two writers never lock them crosswise
+    if rows:
+        conn.execute(_WRITE, tuple(list(column) for column in zip(*rows, strict=True)))
 
 
 def take_run(conn: Any, agent_id: str, run_id: str) -> tuple[dict[str, int], list[str]]:

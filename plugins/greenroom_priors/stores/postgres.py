@@ -16,11 +16,11 @@ journal rows, always in that order.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from greenroom_priors.journal import FinishChange, SweepChange, SweepReport, ToolTally, forget_after
+from greenroom_priors.journal import FinishChange, JournalEntry, SweepChange, SweepReport, forget_after
 from greenroom_priors.store import StoreError
 from greenroom_priors.stores import pg_journal
 from greenroom_priors.stores.urls import hide_url_secrets, redact
@@ -186,11 +186,11 @@ class PostgresStore:
         return result
 
     # ------------------------------------------------------------------ JournalStore
-    def journal(self, agent_id: str, run_id: str, steps: int, tallies: Mapping[str, ToolTally]) -> None:
-        if not tallies:
+    def journal(self, entries: Sequence[JournalEntry]) -> None:
+        if not any(e.tallies for e in entries):
             return
         # a write only grows rows, so one whose commit may have landed is safe to repeat
-        self._call("journal calls", lambda conn: pg_journal.write(conn, agent_id, run_id, steps, tallies), retry=True)
+        self._call("journal calls", lambda conn: pg_journal.write(conn, entries), retry=True)
 
     def finish_run(self, agent_id: str, key: str, run_id: str, change: FinishChange) -> Mapping[str, Any] | None:
         def op(conn: Any) -> Mapping[str, Any] | None:

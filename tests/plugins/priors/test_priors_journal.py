@@ -36,11 +36,11 @@ class Flaky(MemoryStore):
         self.down = False
         self.writes = 0
 
-    def journal(self, agent_id: str, run_id: str, steps: int, tallies: Any) -> None:
+    def journal(self, entries: Any) -> None:
         if self.down:
             raise StoreError("flaky://: the database is restarting")
         self.writes += 1
-        super().journal(agent_id, run_id, steps, tallies)
+        super().journal(entries)
 
     def finish_run(self, agent_id: str, key: str, run_id: str, change: Any) -> Any:
         if self.down:
@@ -260,13 +260,14 @@ async def test_readiness_of_a_store_that_just_failed_answers_without_waiting(she
 
 def test_fully_folded_rows_are_forgotten_a_day_after_their_run_went_silent(shelf: str) -> None:
     from greenroom_priors import ToolTally, fold_runs
+    from greenroom_priors.journal import JournalEntry
 
     store = MemoryStore(shelf)
 
     def change(current: Any, runs: Any) -> Any:
         return fold_runs(current, runs, now="2025-01-01T00:00:00Z", floor=0.1, where="test")
 
-    store.journal("agent", "r1", 2, {"alpha": ToolTally(2, 2)})
+    store.journal([JournalEntry("agent", "r1", 2, {"alpha": ToolTally(2, 2)})])
     assert store.sweep(KEY, TINY, change).runs == 1
     assert store.sweep(KEY, TINY, change).forgotten == 0  # kept: the run may only be idle
     start = store.clock()
@@ -290,3 +291,45 @@ def test_config_check_refuses_journal_true_on_sqlite(tmp_path: Path) -> None:
     cfg.write_text('[agent]\nmodel = "scripted:script.jsonl"\n[plugins.priors-persistence]\njournal = "yes"\n')
     [found] = check_config(cfg).findings.at(Level.ERROR)
     assert "plugins.priors-persistence.journal" in f"{found.path} {found.message}"
+
+
+def test_writes_that_queue_behind_a_commit_share_the_next_one() -> None:
+    import threading
+    import time
+
+    from greenroom_priors import ToolTally
+    from greenroom_priors.batching import Batcher
+
+    gate, entered = threading.Event(), threading.Event()
+
+    class Slow(MemoryStore):
+        journal_by_default = True
+        batches: list[int] = []
+
+        def journal(self, entries: Any) -> None:
+            self.batches.append(len(entries))
+            entered.set()
+            assert gate.wait(30)
+            super().journal(entries)
+
+    store = Slow(f"b{uuid.uuid4().hex[:8]}")
+    batcher = Batcher(store)
+
+    def call(run: str, n: int) -> None:
+        batcher.write("agent", run, n, {"alpha": ToolTally(n, n)})
+
+    first = threading.Thread(target=call, args=("r0", 1))
+    first.start()
+    assert entered.wait(30)  # the first commit is under way
+    rest = [threading.Thread(target=call, args=(f"r{i % 3 + 1}", i)) for i in range(1, 10)]
+    for t in rest:
+        t.start()
+    deadline = time.monotonic() + 30
+    while len(batcher._queue) < 9 and time.monotonic() < deadline:  # all nine wait behind it
+        time.sleep(0.001)
+    gate.set()
+    for t in [first, *rest]:
+        t.join(30)
+    assert store.batches == [1, 3]  # one commit for the nine, one entry per run
+    assert batcher.commits == 2
+    assert store.journal_counts("agent", KEY)[1] == {"alpha": 1 + 7 + 8 + 9}  # r0..r3: each run's largest

@@ -27,6 +27,7 @@ from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom_priors import KEY, PostgresStore, PriorsConfig, PriorsPlugin, ToolTally, exact_calls, health
 from greenroom_priors.events import PriorsSwept
+from greenroom_priors.journal import JournalEntry
 from greenroom_priors.plugin import forget_down_stores
 from greenroom_priors.stores import redact
 
@@ -62,9 +63,9 @@ def unfolded(store: PostgresStore, agent: str) -> dict[str, int]:
 
 
 def test_a_row_only_grows_so_a_repeated_write_counts_nothing_twice(store: PostgresStore, agent_id: str) -> None:
-    store.journal(agent_id, "r1", 3, {"alpha": ToolTally(2, 2), "beta": ToolTally(1, 1)})
-    store.journal(agent_id, "r1", 3, {"alpha": ToolTally(2, 2)})  # a commit retried
-    store.journal(agent_id, "r1", 2, {"alpha": ToolTally(1, 1)})  # an older write, late
+    store.journal([JournalEntry(agent_id, "r1", 3, {"alpha": ToolTally(2, 2), "beta": ToolTally(1, 1)})])
+    store.journal([JournalEntry(agent_id, "r1", 3, {"alpha": ToolTally(2, 2)})])  # a commit retried
+    store.journal([JournalEntry(agent_id, "r1", 2, {"alpha": ToolTally(1, 1)})])  # an older write, late
     assert unfolded(store, agent_id) == {"alpha": 2, "beta": 1}
     doc = store.finish_run(agent_id, KEY, "r1", lambda current, counts: {"seen": dict(counts)})
     assert doc == {"seen": {"alpha": 2, "beta": 1}}
@@ -128,6 +129,28 @@ def test_concurrent_runs_in_threads_and_processes_count_exactly(pg_url: str, age
     doc = s.read(agent_id, KEY)
     assert doc is not None and doc["sessions"] == runs
     s.close()
+
+
+async def test_concurrent_runs_of_one_gateway_share_commits_and_count_exactly(pg_url: str, agent_id: str) -> None:
+    rt = runtime(pg_url, agent_id, on_store_error="raise")
+    clients = [await ClientRun(rt).start() for _ in range(20)]
+
+    async def calls(client: ClientRun) -> None:
+        for name in ("alpha", "beta", "alpha", "gamma", "alpha"):
+            assert not (await client.call(name)).is_error
+
+    async with anyio.create_task_group() as tg:
+        for client in clients:
+            tg.start_soon(calls, client)
+    s = PostgresStore(pg_url)
+    assert exact_calls(s, agent_id, KEY) == unfolded(s, agent_id) == {"alpha": 60, "beta": 20, "gamma": 20}
+    commits = next(iter(priors_of(rt)._journal._batchers.values())).commits
+    assert commits < 100  # calls that queued behind a commit shared the next one
+    for client in clients:
+        await client.end()
+    assert exact_calls(s, agent_id, KEY) == {"alpha": 60, "beta": 20, "gamma": 20} and unfolded(s, agent_id) == {}
+    s.close()
+    await rt.aclose()
 
 
 class Stepped:
@@ -209,10 +232,10 @@ async def test_a_killed_process_leaves_its_calls_and_a_sweep_folds_them_once(
 
 
 def test_rows_of_swept_runs_are_forgotten_only_long_after(store: PostgresStore, agent_id: str) -> None:
-    store.journal(agent_id, "idle", 1, {"alpha": ToolTally(1, 1)})
+    store.journal([JournalEntry(agent_id, "idle", 1, {"alpha": ToolTally(1, 1)})])
     report = store.sweep(KEY, TINY, lambda current, runs: {"runs": len(runs)})
     assert report.runs >= 1 and unfolded(store, agent_id) == {}
-    store.journal(agent_id, "idle", 2, {"alpha": ToolTally(2, 2)})  # it was alive after all
+    store.journal([JournalEntry(agent_id, "idle", 2, {"alpha": ToolTally(2, 2)})])  # it was alive after all
     assert unfolded(store, agent_id) == {"alpha": 1}  # counted from where the sweep stopped
     store.sweep(KEY, TINY, lambda current, runs: {"runs": len(runs)})
     conn: Any = store._connection()  # two days later
