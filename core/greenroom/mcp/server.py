@@ -127,6 +127,11 @@ class McpServer:
         conn = self._conn
         return conn is not None and conn.broken is None
 
+    @property
+    def start_failed(self) -> bool:
+        """Its last start failed, and no start succeeded since (it is retried after a back-off)."""
+        return self._last_error is not None
+
     def tools(self) -> list[McpTool]:
         """Tools from the latest listing (empty when the server was never listed)."""
         if self._listing is None:

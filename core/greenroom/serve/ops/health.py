@@ -67,7 +67,7 @@ def upstream_checks(runtime: Runtime) -> list[Check]:
         what = f"mcp server {name}"
         # in back-off after a failed start: the server's last start failed (it keeps the
         # error until a start succeeds), or the first listing failed and none ran since
-        last_failed = getattr(server, "_last_error", None) is not None
+        last_failed = server.start_failed
         failing = not server.connected and (last_failed or (name in mcp.errors and server.starts == 0))
         if server.listing is None:
             why = "its start failed; it is tried again after a back-off" if failing else "it was never listed"
