@@ -1,5 +1,4 @@
-"""Events of the priors-persistence plugin: priors loaded at RunStart, saved at RunEnd,
-the journal of dead runs swept."""
+"""Events of the priors-persistence plugin: priors loaded at RunStart, saved at RunEnd."""
 
 from __future__ import annotations
 
@@ -32,18 +31,3 @@ class PriorsSaved(Event):
     agent_id: str = ""
     tools: int = 0
     sessions: int = 0
-
-
-@attrs.frozen
-class PriorsSwept(Event):
-    """A sweep folded the journal of runs whose process died (``greenroom_priors.journal``)."""
-
-    kind: str = attrs.field(init=False, default="priors_sweep")
-    runs: int = 0
-    agents: int = 0
-    calls: int = 0
-    store: str = ""
-
-    def describe(self) -> str:
-        done = f"{self.runs} stale run(s) of {self.agents} agent(s), {self.calls} call(s)"
-        return f"priors: folded {done} in {self.store}"

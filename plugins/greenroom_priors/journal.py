@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 import attrs
 
+from greenroom import Event
 from greenroom_priors.ewma import Observation, check_document, empty_document, fold_document
 from greenroom_priors.store import ProfileStore
 
@@ -89,6 +90,21 @@ class SweepReport:
     def __add__(self, other: SweepReport) -> SweepReport:
         mine, theirs = attrs.astuple(self), attrs.astuple(other)
         return SweepReport(*(a + b for a, b in zip(mine, theirs, strict=True)))
+
+
+@attrs.frozen
+class PriorsSwept(Event):
+    """A sweep folded the journal of runs whose process died."""
+
+    kind: str = attrs.field(init=False, default="priors_sweep")
+    runs: int = 0
+    agents: int = 0
+    calls: int = 0
+    store: str = ""
+
+    def describe(self) -> str:
+        done = f"{self.runs} stale run(s) of {self.agents} agent(s), {self.calls} call(s)"
+        return f"priors: folded {done} in {self.store}"
 
 
 Doc = Mapping[str, Any]
@@ -156,6 +172,7 @@ __all__ = [
     "FinishChange",
     "JournalEntry",
     "JournalStore",
+    "PriorsSwept",
     "StaleRun",
     "SweepChange",
     "SweepReport",

@@ -35,10 +35,9 @@ import attrs
 from greenroom import RunContext, ToolCall, ToolResult
 from greenroom_priors.batching import Batcher
 from greenroom_priors.config import PriorsConfig
-from greenroom_priors.events import PriorsSwept
 from greenroom_priors.ewma import Observation, fold_document, utc_now
 from greenroom_priors.health import down_reason, mark_down, mark_up, not_retried
-from greenroom_priors.journal import FinishChange, JournalStore, ToolTally, fold_runs, has_journal
+from greenroom_priors.journal import FinishChange, JournalStore, PriorsSwept, ToolTally, fold_runs, has_journal
 from greenroom_priors.keys import KEY
 from greenroom_priors.store import ProfileStore, StoreError
 from greenroom_priors.stores import describe
@@ -149,6 +148,7 @@ class Journaling:
         self._ledgers: WeakKeyDictionary[RunContext, Ledger] = WeakKeyDictionary()
         self._unsaved: list[_Unsaved] = []
         self._closing = False
+        self._saving = False
         self._batchers: dict[str, Batcher] = {}
 
     def wanted(self, store: ProfileStore) -> bool:
@@ -260,7 +260,17 @@ class Journaling:
             ctx.on_close(self.save_unsaved)
 
     async def save_unsaved(self) -> None:
-        """Save kept runs whose store is not known to be down (run start, end, close)."""
+        """Save kept runs whose store is not known to be down (run start, end, close);
+        one caller at a time (runs that end together do not save one run twice)."""
+        if self._saving or not self._unsaved:
+            return
+        self._saving = True
+        try:
+            await self._save_unsaved()
+        finally:
+            self._saving = False
+
+    async def _save_unsaved(self) -> None:
         for item in list(self._unsaved):
             url = item.ledger.url
             if down_reason(url) is not None:

@@ -18,7 +18,8 @@ from greenroom.events import PluginWarning
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom_priors import KEY, MemoryStore, PriorsConfig, PriorsPlugin, StoreError, exact_calls
-from greenroom_priors.events import PriorsSaved, PriorsSwept
+from greenroom_priors.events import PriorsSaved
+from greenroom_priors.journal import PriorsSwept
 from greenroom_priors.plugin import forget_down_stores
 
 pytestmark = pytest.mark.anyio

@@ -26,8 +26,7 @@ from greenroom.events import PluginWarning
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom_priors import KEY, PostgresStore, PriorsConfig, PriorsPlugin, ToolTally, exact_calls, health
-from greenroom_priors.events import PriorsSwept
-from greenroom_priors.journal import JournalEntry
+from greenroom_priors.journal import JournalEntry, PriorsSwept
 from greenroom_priors.plugin import forget_down_stores
 from greenroom_priors.stores import redact
 
