@@ -294,9 +294,10 @@ def sweep(
         while True:  # a sweep folds a batch of runs at most: go on until one finds none
             done = s.sweep(KEY, after, change)
             total += done
-            if done.runs == 0:
+            if done.runs == 0:  # (a broken document's runs are found again, and refused again)
                 break
         typer.echo(
             f"swept {where}: folded {total.runs} run(s) of {total.agents} agent(s), {total.calls} call(s); "
             f"forgot {total.forgotten} folded row(s)"
+            + (f"; left {done.refused} agent(s) whose priors document is broken" if done.refused else "")
         )

@@ -80,12 +80,14 @@ class StaleRun:
 
 @attrs.frozen
 class SweepReport:
-    """What a sweep did: runs folded (over how many agents, how many calls), rows forgotten."""
+    """What a sweep did: runs folded (over how many agents, how many calls), rows
+    forgotten, and agents whose document could not take them (left for the next sweep)."""
 
     runs: int = 0
     agents: int = 0
     calls: int = 0
     forgotten: int = 0
+    refused: int = 0
 
     def __add__(self, other: SweepReport) -> SweepReport:
         mine, theirs = attrs.astuple(self), attrs.astuple(other)
@@ -132,7 +134,8 @@ class JournalStore(ProfileStore, Protocol):
     def sweep(self, key: str, stale_after: float, change: SweepChange) -> SweepReport:
         """Fold every run not written for ``stale_after`` seconds (one transaction per
         agent, marking what it folded), and forget fully folded rows of runs silent for
-        ``forget_after(stale_after)`` seconds."""
+        ``forget_after(stale_after)`` seconds. An agent whose document ``change`` refuses
+        (``DocumentError``) is left as it was and counted as ``refused``."""
 
     def journal_counts(self, agent_id: str, key: str) -> tuple[Doc | None, dict[str, int]]:
         """The document and the journal's unfolded calls per tool, read at one instant."""

@@ -305,6 +305,13 @@ class Journaling:
             log.warning("priors-persistence: sweeping the journal of %s failed: %s", where, exc)
             return
         mark_up(url)
+        if report.refused:
+            log.warning(
+                "priors-persistence: sweeping %s: %d agent(s) have a broken priors document; their runs "
+                "stay in the journal (greenroom priors reset AGENT)",
+                where,
+                report.refused,
+            )
         if report.runs or report.forgotten:
             log.info("priors-persistence: swept %s: %s", where, report)
             ctx.emit(PriorsSwept(runs=report.runs, agents=report.agents, calls=report.calls, store=where))

@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from greenroom_priors.ewma import DocumentError
 from greenroom_priors.journal import (
     FinishChange,
     JournalEntry,
@@ -133,9 +134,15 @@ class MemoryStore:
                 if when < now - stale_after and tools:
                     steps = max(r.run_steps for r in rows.values())
                     runs.setdefault(agent_id, []).append(StaleRun(agent_id, run_id, steps, tools))
-            for agent_id, stale in runs.items():
+            refused = 0
+            for agent_id, stale in list(runs.items()):
                 current = self._docs.get((agent_id, key))
-                new = change(copy.deepcopy(current) if current is not None else None, stale)
+                try:
+                    new = change(copy.deepcopy(current) if current is not None else None, stale)
+                except DocumentError:
+                    refused += 1
+                    del runs[agent_id]
+                    continue
                 self._docs[(agent_id, key)] = copy.deepcopy(dict(new))
                 for run in stale:
                     for name in run.tools:
@@ -148,7 +155,7 @@ class MemoryStore:
                 del self._journal[k]
             folded = [r for s in runs.values() for r in s]
             calls = sum(t.calls for r in folded for t in r.tools.values())
-            return SweepReport(runs=len(folded), agents=len(runs), calls=calls, forgotten=len(forgotten))
+            return SweepReport(len(folded), len(runs), calls, len(forgotten), refused)
 
     def journal_counts(self, agent_id: str, key: str) -> tuple[Mapping[str, Any] | None, dict[str, int]]:
         with self._lock:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from greenroom_priors.ewma import DocumentError
 from greenroom_priors.journal import FinishChange, JournalEntry, SweepChange, SweepReport, forget_after
 from greenroom_priors.store import StoreError
 from greenroom_priors.stores import pg_journal
@@ -210,7 +211,7 @@ class PostgresStore:
         stale: dict[str, list[str]] = self._call(
             "find stale runs", lambda conn: pg_journal.stale_runs(conn, stale_after), retry=True
         )
-        runs = calls = 0
+        runs = calls = refused = 0
         for agent_id, run_ids in stale.items():
 
             def op(conn: Any, agent_id: str = agent_id, run_ids: list[str] = run_ids) -> tuple[int, int]:
@@ -222,14 +223,18 @@ class PostgresStore:
                         pg_journal.mark_folded(conn, agent_id, taken)
                 return len(taken), sum(t.calls for r in taken for t in r.tools.values())
 
-            # the fold and the marks commit together: a repeat after a dropped connection
-            # finds what landed marked as folded, and folds nothing twice
-            done, n = self._call("fold stale runs", op, retry=True)
+            try:
+                # the fold and the marks commit together: a repeat after a dropped connection
+                # finds what landed marked as folded, and folds nothing twice
+                done, n = self._call("fold stale runs", op, retry=True)
+            except DocumentError:  # this agent's document is broken: the others are swept
+                refused += 1
+                continue
             runs, calls = runs + done, calls + n
         forgotten: int = self._call(
             "forget folded runs", lambda conn: pg_journal.forget(conn, forget_after(stale_after)), retry=True
         )
-        return SweepReport(runs=runs, agents=len(stale), calls=calls, forgotten=forgotten)
+        return SweepReport(runs, len(stale) - refused, calls, forgotten, refused)
 
     def journal_counts(self, agent_id: str, key: str) -> tuple[Mapping[str, Any] | None, dict[str, int]]:
         def op(conn: Any) -> tuple[Mapping[str, Any] | None, dict[str, int]]:

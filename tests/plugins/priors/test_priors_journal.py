@@ -334,3 +334,20 @@ def test_writes_that_queue_behind_a_commit_share_the_next_one() -> None:
     assert store.batches == [1, 3]  # one commit for the nine, one entry per run
     assert batcher.commits == 2
     assert store.journal_counts("agent", KEY)[1] == {"alpha": 1 + 7 + 8 + 9}  # r0..r3: each run's largest
+
+
+def test_a_broken_document_keeps_its_runs_in_the_journal_and_the_others_are_swept(shelf: str) -> None:
+    from greenroom_priors import ToolTally, fold_runs
+    from greenroom_priors.journal import JournalEntry
+
+    store = MemoryStore(shelf)
+    store.update("bad", KEY, lambda current: {"format": "someone else's"})
+
+    def change(current: Any, runs: Any) -> Any:
+        return fold_runs(current, runs, now="2025-01-01T00:00:00Z", floor=0.1, where=f"agent {runs[0].agent_id}")
+
+    store.journal([JournalEntry(a, "r1", 1, {"alpha": ToolTally(1, 1)}) for a in ("bad", "good")])
+    report = store.sweep(KEY, TINY, change)
+    assert (report.runs, report.agents, report.refused) == (1, 1, 1)
+    assert exact_calls(store, "good", KEY) == {"alpha": 1}
+    assert store.journal_counts("bad", KEY)[1] == {"alpha": 1}  # left for after a reset
