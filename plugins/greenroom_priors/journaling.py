@@ -47,6 +47,10 @@ log = logging.getLogger("greenroom.priors")
 MAX_UNSAVED = 1000
 """Ended runs kept for a later save at most; past it the oldest is given up (what it had
 written stays in the journal, for a sweep)."""
+JOURNAL_THREADS = 16
+"""Worker threads a runtime's journal writes use at most: calls beyond wait on the event
+loop (and share the next commit), so a database that hangs ties up this many threads,
+not one per call in flight."""
 JOURNAL_WAIT = 10.0
 """Seconds a call waits for its journal write at most (half the tool timeout when that is
 shorter): past it the call goes on and the store is taken as down."""
@@ -150,6 +154,7 @@ class Journaling:
         self._closing = False
         self._saving = False
         self._batchers: dict[str, Batcher] = {}
+        self._threads: anyio.CapacityLimiter | None = None  # made on the event loop, at first use
 
     def wanted(self, store: ProfileStore) -> bool:
         """Whether runs journal into ``store``; ``journal = true`` on a store without a
@@ -195,9 +200,13 @@ class Journaling:
         if not tallies:  # written and confirmed already (with another call of this run)
             return
         wait = min(JOURNAL_WAIT, ctx.agent.tool_timeout / 2)
+        if self._threads is None:
+            self._threads = anyio.CapacityLimiter(JOURNAL_THREADS)
         try:
             with anyio.fail_after(wait):
-                await anyio.to_thread.run_sync(ledger.write, tallies, ledger.run_steps, abandon_on_cancel=True)
+                await anyio.to_thread.run_sync(
+                    ledger.write, tallies, ledger.run_steps, abandon_on_cancel=True, limiter=self._threads
+                )
         except Exception as exc:
             if isinstance(exc, TimeoutError):
                 exc = StoreError(f"{describe(ledger.store)}: no answer within {wait:g} s")
@@ -336,4 +345,4 @@ def forget_sweeps() -> None:
         _OUTAGES.clear()
 
 
-__all__ = ["JOURNAL_WAIT", "MAX_UNSAVED", "Journaling", "Ledger", "finish_change", "forget_sweeps"]
+__all__ = ["JOURNAL_THREADS", "JOURNAL_WAIT", "MAX_UNSAVED", "Journaling", "Ledger", "finish_change", "forget_sweeps"]

@@ -4,6 +4,10 @@ Every run counts as one session of the EWMA (a session with three runs teaches t
 times): a run is the unit whose tool use ``ToolUsage`` records, and counting runs lets
 each process save independently, with no end-of-session signal to wait for. Runs with
 no model step teach nothing and are not saved.
+
+With a store a fleet shares, AfterToolExecute also writes each successful call into the
+store's journal before the call's result goes back, and RunEnd folds the run from there
+(``greenroom_priors.journaling``). ``greenroom_readiness`` says whether the store answers.
 """
 
 from __future__ import annotations
