@@ -351,3 +351,25 @@ def test_a_broken_document_keeps_its_runs_in_the_journal_and_the_others_are_swep
     assert (report.runs, report.agents, report.refused) == (1, 1, 1)
     assert exact_calls(store, "good", KEY) == {"alpha": 1}
     assert store.journal_counts("bad", KEY)[1] == {"alpha": 1}  # left for after a reset
+
+
+def test_priors_sweep_takes_the_store_and_the_bound_from_a_config(shelf: str, tmp_path: Path) -> None:
+    from gr_testutil import plugin_cli
+    from typer.testing import CliRunner
+
+    from greenroom_priors import ToolTally
+    from greenroom_priors.journal import JournalEntry
+
+    MemoryStore(shelf).journal([JournalEntry("agent", "r1", 2, {"alpha": ToolTally(2, 1)})])
+    (tmp_path / "script.jsonl").write_text('{"text": "done"}\n')
+    cfg = tmp_path / "agent.toml"
+    section = f'[plugins.priors-persistence]\nstore = "memory://{shelf}"\njournal_stale = 0.000001\n'
+    cfg.write_text('[agent]\nmodel = "scripted:script.jsonl"\n' + section)
+    cli = plugin_cli(PriorsPlugin())
+    swept = CliRunner().invoke(cli, ["priors", "sweep", str(cfg)])
+    assert swept.exit_code == 0, swept.output
+    assert f"swept memory://{shelf}: folded 1 run(s) of 1 agent(s), 2 call(s)" in swept.output
+    assert calls_in_document(shelf) == {"alpha": 2} and journal_of(shelf) == {}
+    cfg.write_text('[agent]\nmodel = "scripted:script.jsonl"\n[plugins.priors-persistence]\nstore = "sqlite://p.db"\n')
+    refused = CliRunner().invoke(cli, ["priors", "sweep", str(cfg)])
+    assert refused.exit_code == 2 and "keeps no journal of calls: nothing to sweep" in refused.output
