@@ -84,6 +84,19 @@ class PriorsPlugin(Plugin):
         self._stores: dict[str, ProfileStore] = {}
         self._lock = threading.Lock()
         self._journal = Journaling(self.config, self._trouble)
+        if not self._may_journal():
+            # no AfterToolExecute at all: a call of a runtime that cannot journal costs
+            # nothing here (pluggy registers what the instance has, and None is no hook)
+            self.greenroom_after_tool_execute = None  # type: ignore[assignment]
+
+    def _may_journal(self) -> bool:
+        """Whether a run of this configuration may journal: not with journal = false or
+        save = false, nor with "auto" on a built-in store that keeps none by default."""
+        cfg = self.config
+        if cfg.journal is False or not cfg.save:
+            return False
+        local = cfg.store is None or scheme_of(cfg.store) in ("sqlite", "memory")
+        return not (cfg.journal == "auto" and local)
 
     @classmethod
     def config_schema(cls) -> dict[str, Any]:
@@ -305,10 +318,11 @@ class PriorsPlugin(Plugin):
         try:
             with anyio.fail_after(wait):
                 await anyio.to_thread.run_sync(ping, abandon_on_cancel=True)
-        except Exception as exc:
-            detail = f"no answer within {wait:g} s" if isinstance(exc, TimeoutError) else str(exc)
-            mark_down(url, StoreError(detail))
-            return [Readiness(name, False, detail)]
+        except TimeoutError:  # slow, perhaps busy: not ready, but runs may still wait for it
+            return [Readiness(name, False, f"no answer within {wait:g} s")]
+        except Exception as exc:  # refused: runs need not wait on it either
+            mark_down(url, exc)
+            return [Readiness(name, False, str(exc))]
         mark_up(url)
         return [Readiness(name, True, "answered SELECT 1")]
 
