@@ -55,7 +55,9 @@ if TYPE_CHECKING:
     from greenroom.models import ProviderContent as ProviderContent
     from greenroom.models import ProviderFactory as ProviderFactory
     from greenroom.models import RequestDraft as RequestDraft
+    from greenroom.models import StreamingModel as StreamingModel
     from greenroom.models import SystemSection as SystemSection
+    from greenroom.models import TextDelta as TextDelta
     from greenroom.models import ToolCall as ToolCall
     from greenroom.models import ToolPlacement as ToolPlacement
     from greenroom.models import Usage as Usage
@@ -102,6 +104,7 @@ if TYPE_CHECKING:
     from greenroom.tools import CatalogError as CatalogError
     from greenroom.tools import CatalogTool as CatalogTool
     from greenroom.tools import FunctionTool as FunctionTool
+    from greenroom.tools import MediaPart as MediaPart
     from greenroom.tools import Tool as Tool
     from greenroom.tools import ToolCallContext as ToolCallContext
     from greenroom.tools import ToolDescriptor as ToolDescriptor
@@ -150,6 +153,8 @@ _EXPORTS: dict[str, str] = {
     "ModelError": "greenroom.models",
     "ModelRequest": "greenroom.models",
     "ModelResponse": "greenroom.models",
+    "StreamingModel": "greenroom.models",
+    "TextDelta": "greenroom.models",
     "ProviderContent": "greenroom.models",
     "ProviderFactory": "greenroom.models",
     "RequestDraft": "greenroom.models",
@@ -203,6 +208,7 @@ _EXPORTS: dict[str, str] = {
     "ToolCallContext": "greenroom.tools",
     "ToolDescriptor": "greenroom.tools",
     "ToolResult": "greenroom.tools",
+    "MediaPart": "greenroom.tools",
     "load_catalog": "greenroom.tools",
     "tool": "greenroom.tools",
     "ToolGroup": "greenroom.tools.groups",

@@ -7,12 +7,13 @@ built-in ``scripted`` one, OpenAI, Anthropic, third-party ones) come from the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
 from greenroom.tools import ToolDescriptor
+from greenroom.tools.base import MediaPart
 
 Role = Literal["user", "assistant", "tool"]
 
@@ -62,6 +63,9 @@ class Message:
     name: str | None = None
     is_error: bool = False
     provider_content: ProviderContent | None = None
+    parts: tuple[MediaPart, ...] = ()
+    """On a tool result: the images and sounds the tool returned (``content`` names each
+    too); a provider whose model takes them sends them, any other sends ``content``."""
 
 
 @attrs.frozen
@@ -213,6 +217,28 @@ class Model(Protocol):
     """The one thing greenroom asks of a model."""
 
     async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+
+@attrs.frozen
+class TextDelta:
+    """A piece of the model's visible text, as it arrives on a stream."""
+
+    text: str
+
+
+StreamItem = TextDelta | ModelResponse
+"""What a model's stream yields: text as it comes, then the whole response, once, last."""
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A model that can also stream: ``stream(request)`` yields ``TextDelta``s as the text
+    arrives and ends with the complete ``ModelResponse`` (the same one ``complete`` would
+    give: tool calls assembled, usage read from the stream). A stream that breaks is
+    retried while nothing was yielded, else raises a ``ModelError`` naming what broke;
+    it never yields a half-parsed call."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]: ...
 
 
 def supports_native_tool_search(model: object) -> bool:

@@ -5,7 +5,7 @@ inside each hold one job (``base``, ``functions``, ``catalog``, ``groups``, ``to
 ``schema``).
 """
 
-from greenroom.tools.base import Deferrable, Tool, ToolCallContext, ToolDescriptor, ToolResult
+from greenroom.tools.base import Deferrable, MediaPart, Tool, ToolCallContext, ToolDescriptor, ToolResult
 from greenroom.tools.catalog import CatalogError, CatalogTool, load_catalog
 from greenroom.tools.functions import FunctionTool, ToolFunc, tool
 
@@ -14,6 +14,7 @@ __all__ = [
     "CatalogTool",
     "Deferrable",
     "FunctionTool",
+    "MediaPart",
     "Tool",
     "ToolCallContext",
     "ToolDescriptor",

@@ -46,19 +46,49 @@ class ToolDescriptor:
         return {"description": self.description, "name": self.name, "parameters": dict(self.parameters)}
 
 
+MediaKind = Literal["image", "audio"]
+
+
+@attrs.frozen
+class MediaPart:
+    """An image or a sound a tool returned, for a model that can take it.
+
+    ``data`` is base64, as MCP and the providers' APIs carry it. A provider whose model
+    takes this kind sends it in the form its API accepts; any other reads the result's
+    text, which names the part (``[image: image/png, 4033 bytes]``).
+    """
+
+    kind: MediaKind
+    mime_type: str
+    data: str
+
+    @property
+    def size(self) -> int:
+        """Bytes once decoded (from the base64 length, without decoding)."""
+        text = self.data.rstrip("=")
+        return len(text) * 3 // 4
+
+    def placeholder(self) -> str:
+        """What a model that cannot take the part reads in its place."""
+        return f"[{self.kind}: {self.mime_type}, {self.size} bytes]"
+
+
 @attrs.frozen
 class ToolResult:
     """What a tool call produced, as the model will read it.
 
     ``blocks`` holds the result's content as its source gave it, for whoever passes
     results on rather than reading them (``greenroom serve``): for an MCP tool, the
-    server's content blocks. None when the source had only text.
+    server's content blocks. None when the source had only text. ``parts`` are the images
+    and sounds among it, for the model (``content`` names each of them too, for models
+    that take none).
     """
 
     content: str
     is_error: bool = False
     structured: Any = None
     blocks: tuple[Any, ...] | None = None
+    parts: tuple[MediaPart, ...] = ()
 
     @classmethod
     def error(cls, message: str) -> ToolResult:
