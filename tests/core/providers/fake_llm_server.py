@@ -32,12 +32,35 @@ HANG_LIMIT = 10.0  # seconds a hanging handler waits at most, so no thread outli
 
 
 @attrs.define
+class SSE:
+    """One server-sent event: ``data`` is JSON (or a literal string such as ``[DONE]``),
+    ``event`` its name when the API names its events (Anthropic, Responses)."""
+
+    data: Any
+    event: str | None = None
+
+    def encode(self) -> bytes:
+        text = self.data if isinstance(self.data, str) else json.dumps(self.data)
+        head = f"event: {self.event}\n" if self.event else ""
+        return f"{head}data: {text}\n\n".encode()
+
+
+@attrs.define
 class Reply:
+    """One scripted answer. With ``stream``, the answer is ``text/event-stream``: those
+    events, each flushed as it is written; ``break_after`` cuts the connection after that
+    many (a stream that breaks mid-way); ``gate`` holds the stream after ``gate_after``
+    events until the test sets it (a stream whose first token the test can time)."""
+
     status: int = 200
     body: Any = None
     headers: dict[str, str] = attrs.field(factory=dict)
     hang: bool = False
     content_type: str = "application/json"
+    stream: Sequence[SSE] | None = None
+    break_after: int | None = None
+    gate: threading.Event | None = None
+    gate_after: int = 1
 
 
 @attrs.define
@@ -126,6 +149,9 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             if reply.hang:
                 self._hang()
                 return
+            if reply.stream is not None:
+                self._stream(reply)
+                return
             payload = reply.body if isinstance(reply.body, (bytes, str)) else json.dumps(reply.body)
             data = payload.encode() if isinstance(payload, str) else payload
             self.send_response(reply.status)
@@ -135,6 +161,32 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header(k, v)
             self.end_headers()
             self.wfile.write(data)
+
+        def _stream(self, reply: Reply) -> None:
+            """Chunked ``text/event-stream``: each event one chunk, flushed at once."""
+            self.send_response(reply.status)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            self.send_header("transfer-encoding", "chunked")
+            for k, v in reply.headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            try:
+                for i, event in enumerate(reply.stream or ()):
+                    if reply.break_after is not None and i >= reply.break_after:
+                        self.close_connection = True
+                        self.wfile.flush()
+                        self.connection.shutdown(socket.SHUT_RDWR)  # mid-stream, no final chunk
+                        return
+                    if reply.gate is not None and i == reply.gate_after:
+                        reply.gate.wait(HANG_LIMIT)
+                    data = event.encode()
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except OSError:  # the client went away
+                server._disconnected()
 
         def _hang(self) -> None:
             self.close_connection = True
