@@ -1,7 +1,8 @@
 """The runtime: a composed agent (model, tools, groups, plugins, events) and its runs.
 
 A run's phases are driven by ``greenroom.run.driver.Run``, for every caller: ``run``
-drives one to an outcome with the model, ``preview`` builds its first request, and each
+drives one to an outcome with the model, ``stream`` does the same while its caller reads
+the model's text and the run's events as they happen, ``preview`` builds its first request, and each
 client of ``greenroom serve`` holds one. Whatever ends a run, RunEnd reaches every plugin
 and the trace ends with ``run_end``. Every event the runtime's bus carries also reaches
 the plugins' ``greenroom_event`` hook, with the run it belongs to.
@@ -27,6 +28,7 @@ from greenroom.run.context import RunContext, RunKind, RunOutcome, current_run
 from greenroom.run.driver import Run
 from greenroom.run.policy import ToolPolicy
 from greenroom.run.scope import Scoping
+from greenroom.run.streaming import RunStream, TextListener
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
 from greenroom.session import Session
 from greenroom.state import Scope, StateRegistry, StateStore, register_core_state
@@ -145,11 +147,20 @@ class Runtime:
         """A new run to step through (``Run.start``, ``next_request``, ... ``end``)."""
         return Run(self, session or self.session(), user_input, kind=kind, agent=agent)
 
-    async def run(self, session: Session, user_input: str) -> RunOutcome:
+    async def run(self, session: Session, user_input: str, *, on_text: TextListener | None = None) -> RunOutcome:
         """Drive one user input to an outcome (``Run.drive``). RunEnd runs and ``run_end``
         ends the trace whatever ends the run; a phase hook's failure, a model error or any
-        other exception is raised after that (the exception itself, never a task group)."""
-        return await Run(self, session, user_input).drive(self.model)
+        other exception is raised after that (the exception itself, never a task group).
+        ``on_text`` hears the model's text as it arrives, when the model streams."""
+        return await Run(self, session, user_input).drive(self.model, on_text=on_text)
+
+    def stream(self, session: Session, user_input: str) -> RunStream:
+        """Run one user input while reading it as it happens: ``async with
+        runtime.stream(session, text) as run: async for item in run: ...`` yields the
+        model's text (``TextDelta``, when the model streams) and the run's events, the last
+        being ``RunFinished``; ``run.outcome`` is then set. Leaving the block early cancels
+        the run (RunEnd runs, the session stays valid). See ``greenroom.run.streaming``."""
+        return RunStream(Run(self, session, user_input), self.model)
 
     async def preview(self, session: Session | None = None) -> ModelRequest:
         """The request the model would get on the first step, without calling it: a run

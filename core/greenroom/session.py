@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from greenroom._support.storage import FileInUse
     from greenroom.config import RuntimeConfig
     from greenroom.run.context import RunContext, RunOutcome
+    from greenroom.run.streaming import TextListener
     from greenroom.runtime import Runtime
 
 FORMAT = "greenroom.session/1"
@@ -71,8 +72,10 @@ class Session:
         self.stable_sections: dict[str, str] = {}  # what each stable section said last (not saved)
         self.stable_streaks: dict[str, int] = {}  # steps in a row each changed (-1: reported)
 
-    async def run(self, user_input: str) -> RunOutcome:
-        return await self.runtime.run(self, user_input)
+    async def run(self, user_input: str, *, on_text: TextListener | None = None) -> RunOutcome:
+        """``Runtime.run`` on this session; ``on_text`` hears the model's text as it
+        arrives (when the model streams)."""
+        return await self.runtime.run(self, user_input, on_text=on_text)
 
     def snapshot(self, run_ctx: RunContext | None = None) -> Snapshot:
         values: dict[type, Any] = {}

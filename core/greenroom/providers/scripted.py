@@ -3,18 +3,34 @@
 ``scripted:PATH`` reads one model turn per line: ``{"text": "..."}`` or
 ``{"tool_calls": [{"name": "...", "arguments": {...}}]}`` (optionally with ``"text"``).
 It needs no network and no key, so every example and test runs anywhere.
+
+With ``[model] stream = true`` it streams (``StreamedModel``): each turn's text comes in
+pieces, a word at a time, ``pace`` seconds apart (0 by default), as a real model's does.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from greenroom._support.arguments import parse_json_object, within_bounds
 from greenroom._support.compact import compact_json
-from greenroom.models import Message, ModelError, ModelRequest, ModelResponse, ToolCall, Usage
+from greenroom.models import (
+    Message,
+    Model,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    StreamItem,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 from greenroom.plugins.discovery import Plugin, hookimpl
 from greenroom.tokens.counting import count_tokens
 
@@ -134,6 +150,47 @@ class PolicyModel:
         return ModelResponse(message=msg, usage=estimate_usage(request, msg))
 
 
+_PIECE = re.compile(r"\s+|\S+\s*")
+
+
+def text_pieces(text: str) -> list[str]:
+    """``text`` as a stream would bring it: word by word, each word with the blanks after
+    it (leading blanks a piece of their own); joined, the pieces are ``text``."""
+    return _PIECE.findall(text)
+
+
+class StreamedModel:
+    """Streams what another model answers whole (a ``StreamingModel``): the text of each
+    response word by word, ``pace`` seconds apart, then the response itself.
+
+    For tests, showcases and benchmarks; every other attribute is the wrapped model's
+    (``requests``, ``position`` of a scripted one).
+    """
+
+    def __init__(self, model: Model, *, pace: float = 0.0) -> None:
+        self.model = model
+        self.pace = pace
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        return await self.model.complete(request)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        response = await self.model.complete(request)
+        for i, piece in enumerate(text_pieces(response.message.content)):
+            if i and self.pace:
+                await anyio.sleep(self.pace)
+            yield TextDelta(piece)
+        yield response
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "model":  # not set yet (a copy being made): never look for it in itself
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+    def __repr__(self) -> str:
+        return f"StreamedModel({self.model!r}, pace={self.pace:g})"
+
+
 def echo_policy(request: ModelRequest) -> str:
     last = next((m for m in reversed(request.messages) if m.role == "user"), None)
     return f"(scripted) You said: {last.content if last else ''}"
@@ -151,14 +208,30 @@ class ScriptedProvider(Plugin):
 
 def make_scripted(spec: str, options: Mapping[str, Any]) -> Any:
     """``scripted`` (echo), ``scripted:PATH.jsonl`` (a script) or ``scripted:FILE.py:NAME``
-    / ``scripted:package.module:NAME`` (a policy function of the request)."""
+    / ``scripted:package.module:NAME`` (a policy function of the request). ``[model]
+    stream = true`` makes it stream its text, ``pace`` seconds between words."""
+    stream, pace = _stream_options(options)
+    model: Model
     if not spec:
-        return PolicyModel(echo_policy)
-    if ":" in spec and not spec.endswith(".jsonl"):
+        model = PolicyModel(echo_policy)
+    elif ":" in spec and not spec.endswith(".jsonl"):
         from greenroom.build.compose import import_ref
 
-        return PolicyModel(import_ref(spec, options.get("base_dir", ".")))
-    path = Path(spec)
-    if not path.is_absolute():
-        path = Path(options.get("base_dir", ".")) / path
-    return ScriptedModel.from_file(path, count_usage=True)
+        model = PolicyModel(import_ref(spec, options.get("base_dir", ".")))
+    else:
+        path = Path(spec)
+        if not path.is_absolute():
+            path = Path(options.get("base_dir", ".")) / path
+        model = ScriptedModel.from_file(path, count_usage=True)
+    return StreamedModel(model, pace=pace) if stream else model
+
+
+def _stream_options(options: Mapping[str, Any]) -> tuple[bool, float]:
+    from greenroom.config import ConfigError
+
+    stream, pace = options.get("stream", False), options.get("pace", 0.0)
+    if not isinstance(stream, bool):
+        raise ConfigError(f"expected true or false, got {stream!r}", path="model.stream")
+    if isinstance(pace, bool) or not isinstance(pace, (int, float)) or not 0 <= pace <= 3600:
+        raise ConfigError(f"expected seconds between 0 and 3600, got {pace!r}", path="model.pace")
+    return stream, float(pace)

@@ -12,7 +12,9 @@
       call_tools() / call_tool()   the turn's calls (``greenroom.run.calls``)
     end(outcome)        RunEnd for every plugin, the session's snapshot, RunFinished
 
-``drive(model)`` is the agent loop over these; ``Runtime.run`` is ``drive``, the preview is
+``drive(model)`` is the agent loop over these (``drive(model, on_text=...)`` streams the
+model's text to a listener as it arrives, ``greenroom.run.streaming``); ``Runtime.run`` is
+``drive``, ``Runtime.stream`` reads it as it happens, the preview is
 ``start`` and ``next_request``, and each client of the gateway holds a ``Run`` of kind
 ``CLIENT``. Nothing else calls the phase hooks. A hook of a phase that every plugin must
 see (RunStart, BeforeInference, AfterInference, RunEnd) reaches every implementation even
@@ -38,6 +40,7 @@ from greenroom.run.context import RunContext, RunKind, RunOutcome, activate
 from greenroom.run.limits import check_input
 from greenroom.run.scope import keep_in_scope
 from greenroom.run.stable import watch_stable
+from greenroom.run.streaming import TextListener, respond
 from greenroom.tools import ToolResult
 
 if TYPE_CHECKING:
@@ -265,11 +268,15 @@ class Run:
         return await self.end(self.outcome_of("cancelled"))
 
     # ---------------------------------------------------------------- the agent loop
-    async def drive(self, model: Model) -> RunOutcome:
+    async def drive(self, model: Model, *, on_text: TextListener | None = None) -> RunOutcome:
         """Drive the run to an outcome with ``model`` answering. RunEnd runs and
         ``run_end`` ends the trace whatever ends the run; a phase hook's failure, a model
         error or any other exception is raised after that (the exception itself, never a
-        task group)."""
+        task group).
+
+        With ``on_text``, a model that streams (``StreamingModel``) is asked to: each piece
+        of its text goes to ``on_text`` as it arrives, and the run takes the complete
+        response the stream ends with, exactly as it takes ``complete``'s."""
         try:
             with self._active(starting=True):
                 self._announce()
@@ -278,7 +285,7 @@ class Run:
                 check_input(self.ctx.input, self.ctx.agent.max_input_tokens)
                 self.session.messages.append(Message(role="user", content=self.ctx.input))
             await self.start()
-            outcome = await self._loop(model)
+            outcome = await self._loop(model, on_text)
         except anyio.get_cancelled_exc_class():
             await self.cancel()
             raise
@@ -289,11 +296,13 @@ class Run:
             raise error from None
         return await self.end(outcome)
 
-    async def _loop(self, model: Model) -> RunOutcome:
+    async def _loop(self, model: Model, on_text: TextListener | None) -> RunOutcome:
         ctx = self.ctx
         while ctx.step < ctx.agent.max_steps:
             request = await self.next_request()
-            response = await self.take_response(await model.complete(request))
+            with self._active():  # what the model's stream hands on belongs to this run
+                answer = await respond(model, request, on_text)
+            response = await self.take_response(answer)
             if not response.tool_calls:
                 return self.outcome_of("final", response.message.content)
             await self.call_tools(response.tool_calls)
