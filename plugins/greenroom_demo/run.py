@@ -95,9 +95,15 @@ def write_overlay(home: Path, strategy: Strategy) -> Path:
 
 
 def run_demo(
-    console: Console, *, strategy: Strategy | str = Strategy.DISPATCH, fresh: bool = False, trace: Path | None = None
+    console: Console,
+    *,
+    strategy: Strategy | str = Strategy.DISPATCH,
+    fresh: bool = False,
+    trace: Path | None = None,
+    stream: bool = True,
 ) -> dict[str, Any]:
-    """Run the demo once and print it; returns the numbers it printed (for tests)."""
+    """Run the demo once and print it; returns the numbers it printed (for tests).
+    ``stream``: show the model's text as it arrives (its scripted planner streams)."""
     chosen = Strategy.parse(strategy)
     home = demo_home()
     if fresh and home.exists():
@@ -108,7 +114,9 @@ def run_demo(
     recorder = Recorder()
     probe = PlacementProbe()
     bus.subscribe(recorder)
-    bus.subscribe(LiveView(console))
+    view = LiveView(console)
+    bus.subscribe(view)
+    on_text = view.text if stream else None
     writer = TraceWriter(trace) if trace else None
     if writer:
         bus.subscribe(writer)
@@ -127,10 +135,10 @@ def run_demo(
         async def go() -> tuple[Session, RunOutcome]:
             session = rt.session()
             try:
-                outcome = await session.run(TASK)
+                outcome = await session.run(TASK, on_text=on_text)
                 if chosen.follow_up:
                     console.print(f"\n[bold]follow-up:[/] {chosen.follow_up}\n", highlight=False)
-                    outcome = await session.run(chosen.follow_up)
+                    outcome = await session.run(chosen.follow_up, on_text=on_text)
             finally:
                 await rt.aclose()
             return session, outcome

@@ -94,6 +94,10 @@ def command_names(target: typer.Typer) -> set[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from greenroom._support.text import safe_streams
+
+    # text that is not valid UTF-8 (a file name, an argument) is shown, never a crash
+    safe_streams()
     args = list(argv) if argv is not None else sys.argv[1:]
     _add_what_is_asked(args)
     app(args=args, prog_name="greenroom")

@@ -93,8 +93,15 @@ def run_cmd(
         bool, typer.Option("--take-over", help="Continue a session saved by another agent id, as this agent.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final answer.")] = False,
+    no_stream: Annotated[
+        bool,
+        typer.Option("--no-stream", help="Show the model's text when its response is complete, not as it arrives."),
+    ] = False,
 ) -> None:
     """Run the agent on one input (resuming and saving --session if given).
+
+    A model that streams shows its text as it arrives (in a pipe, a whole line at a time);
+    --no-stream waits for each whole response, as --quiet does.
 
     Exit status: 0 answered; 1 the run stopped without an answer or failed; 2 a bad
     config or session file; 75 the session is in use by another run; 130 cancelled with
@@ -120,8 +127,10 @@ def run_cmd(
         fail(f"{trace}: cannot write the trace: {exc.strerror or exc}{culprit}")
     if writer:
         bus.subscribe(writer)
-    if not quiet:
-        bus.subscribe(LiveView(console))
+    view = None if quiet else LiveView(console)
+    if view is not None:
+        bus.subscribe(view)
+    on_text = None if view is None or no_stream else view.text
     saved_to: Path | None = None
     ending = _Ending()
     rt: Any = None
@@ -129,12 +138,12 @@ def run_cmd(
         with ending:
             rt = _build(path, events=bus)
             if session is None:
-                outcome = anyio.run(_drive, rt, rt.session(), user_input, ending)
+                outcome = anyio.run(_drive, rt, rt.session(), user_input, ending, on_text)
             else:
                 where = session_path(session, rt.config)
                 with held_session(rt, where, wait=wait, take_over=take_over, on_wait=_waiting(wait)) as sess:
                     saved_to = where  # from here on, leaving the block saves it, whatever ends the run
-                    outcome = anyio.run(_drive, rt, sess, user_input, ending)
+                    outcome = anyio.run(_drive, rt, sess, user_input, ending, on_text)
     except (KeyboardInterrupt, CancelledError):
         # the first Ctrl-C cancels the run: RunEnd ran, the trace ends with run_end
         # ("cancelled"), the session was saved on the way out
@@ -276,13 +285,14 @@ def _waiting(wait: float) -> Callable[[FileInUse], None]:
     return say
 
 
-async def _drive(rt: Any, sess: Any, user_input: str, ending: _Ending) -> Any:
-    """The run's outcome, or None when a SIGTERM or SIGHUP cancelled it."""
+async def _drive(rt: Any, sess: Any, user_input: str, ending: _Ending, on_text: Any = None) -> Any:
+    """The run's outcome, or None when a SIGTERM or SIGHUP cancelled it. ``on_text`` shows
+    the model's text as it arrives, when the model streams."""
     import anyio
 
     try:
         with anyio.CancelScope() as scope, ending.cancelling(scope):
-            return await sess.run(user_input)
+            return await sess.run(user_input, on_text=on_text)
         return None
     finally:
         # servers and clients close even when Ctrl-C cancelled the run

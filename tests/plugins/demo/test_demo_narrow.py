@@ -12,6 +12,8 @@ import typer
 from gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
+from greenroom_demo.agent.policy import FINAL
+
 TASK_TOOLS = ["monitoring_list_active_alerts", "oncall_get_current", "pager_send_page", "slack_post_incident_note"]
 NARROW = {"COLUMNS": "80"}
 
@@ -33,8 +35,9 @@ def test_the_demo_fits_80_columns_and_points_at_what_it_learned(cli: typer.Typer
     lines = result.output.splitlines()
     command = next(ln.strip() for ln in lines if ln.strip().startswith("greenroom priors show"))
     # the command is printed whole, to be pasted, and in a pipe the model's answer is one
-    # plain line (a terminal wraps it); every other line fits
-    whole = {command} | {ln.strip() for ln in lines if ln.startswith("  answer: ")}
+    # plain line (a terminal wraps it), streamed as it was or whole; every other line fits
+    whole = {command, FINAL} | {ln.strip() for ln in lines if ln.startswith("  answer: ")}
+    assert f"  {FINAL}" in lines
     assert [ln for ln in lines if len(ln) > 80 and ln.strip() not in whole] == []
     steps = [ln for ln in lines if ln.startswith("step ")]
     assert steps and all("tokens = sys" in ln and ln.split("prefix ")[1].strip() for ln in steps)
