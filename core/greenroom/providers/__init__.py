@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from greenroom.providers.errors import ProviderServerError as ProviderServerError
     from greenroom.providers.errors import ProviderSetupError as ProviderSetupError
     from greenroom.providers.errors import ProviderTimeoutError as ProviderTimeoutError
+    from greenroom.providers.errors import ProviderToolCallError as ProviderToolCallError
     from greenroom.providers.errors import error_for_status as error_for_status
     from greenroom.providers.options import ProviderOptions as ProviderOptions
     from greenroom.providers.options import parse_provider_options as parse_provider_options
@@ -53,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "ProviderServerError": "greenroom.providers.errors",
     "ProviderSetupError": "greenroom.providers.errors",
     "ProviderTimeoutError": "greenroom.providers.errors",
+    "ProviderToolCallError": "greenroom.providers.errors",
     "error_for_status": "greenroom.providers.errors",
     "ProviderOptions": "greenroom.providers.options",
     "parse_provider_options": "greenroom.providers.options",

@@ -1,5 +1,5 @@
 """Messages as providers need them: system sections in order, every tool call answered,
-tool-call arguments parsed."""
+tool-call arguments parsed, text that UTF-8 can encode."""
 
 from __future__ import annotations
 
@@ -74,3 +74,23 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str]:
         return {}, text  # vLLM / Ollama send "" for tools without parameters
     # arguments nested too deeply stay text: parsing them would recurse out of the stack
     return parse_json_object(text), text
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` (JSON data) with every lone surrogate in its strings and keys replaced by
+    U+FFFD (a split pair joined), so that it encodes as UTF-8: text from outside (a file
+    name read with ``surrogateescape``, a ``"\\ud800"`` escape in a server's JSON) must
+    never fail a request. A copy; valid text is returned as it is."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, Mapping):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [without_lone_surrogates(v) for v in value]
+    return value

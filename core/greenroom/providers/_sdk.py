@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 from greenroom._support.redact import public_url
+from greenroom.providers._messages import without_lone_surrogates
 from greenroom.providers.base import ProviderModel
 from greenroom.providers.errors import (
     ProviderConnectionError,
@@ -88,6 +89,24 @@ class SDKModel(ProviderModel):
     # ------------------------------------------------------------------ ProviderModel
     async def send(self, client: Any, body: dict[str, Any]) -> Any:
         """One HTTP call through the SDK; returns the SDK's response object."""
+        return await self._call(client, body, {})
+
+    async def open_stream(self, client: Any, body: dict[str, Any]) -> Any:
+        """One streamed call through the SDK (``stream=True``): the SDK parses the
+        server-sent events and returns them as an async iterable of its event objects."""
+        return await self._call(client, body, {"stream": True})
+
+    async def _call(self, client: Any, body: dict[str, Any], flags: dict[str, Any]) -> Any:
+        try:
+            return await self.sdk_method(client)(**self._arguments(body), **flags)
+        except UnicodeEncodeError:
+            # text from outside (a file name, a tool's output) with a lone surrogate,
+            # which UTF-8 cannot encode: replaced, and the same body sent again (found only
+            # when it happens, so a sound body costs no second pass)
+            body.update(without_lone_surrogates(body))
+            return await self.sdk_method(client)(**self._arguments(body), **flags)
+
+    def _arguments(self, body: dict[str, Any]) -> dict[str, Any]:
         named = {k: v for k, v in body.items() if k in self.required}
         extra = {k: v for k, v in body.items() if k not in self.required}
         if extra:
@@ -95,7 +114,7 @@ class SDKModel(ProviderModel):
         headers = self.request_headers()
         if headers:
             named["extra_headers"] = headers
-        return await self.sdk_method(client)(**named)
+        return named
 
     def make_client(self, key: str) -> Any:
         return getattr(self.sdk, self.client_class)(

@@ -18,6 +18,22 @@ the built-in OpenAI and Anthropic ones included:
 - whatever goes wrong leaves as a ``ProviderError`` naming the provider and model;
 - the client belongs to the event loop that made it, and is made again on another
   (an earlier ``anyio.run`` closed the first one's connections).
+
+Streaming (``stream(request)``, the ``greenroom.StreamingModel`` protocol) is given the
+same way. A subclass whose API streams writes two more methods: ``open_stream`` (one
+attempt: send the body asking for a stream, return the events as an async iterable;
+``SDKModel`` has it for the official SDKs) and ``stream_reader`` (a fresh ``StreamReader``
+per attempt: ``feed(event)`` returns the visible text an event adds, ``finish()`` the
+whole ``ModelResponse`` once the events are over, raising a ``ProviderError`` when they
+stopped short, so that a cut stream never gives a half-parsed call). ``stream_body``
+adds what the API needs to stream (``stream_options``, say). The base class then yields
+each piece of text as a ``TextDelta`` and the response last; opening the stream and each
+wait for an event are bounded by what is left of ``timeout``; the events' iterator is
+closed whoever stops reading; an attempt that fails before any text was yielded is
+retried as ``retry`` says (``retry.next_retry``, the same decision as ``complete``'s),
+one that fails after is raised with ``ProviderError.after_text`` (not retried: the text
+would show twice). A provider that writes neither method still has ``stream``: the
+whole response from ``complete``, its text as one delta.
 """
 
 from __future__ import annotations
@@ -25,18 +41,33 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import AsyncGenerator, Awaitable, Iterable, Mapping
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import anyio
 import anyio.lowlevel
 
 from greenroom._support.redact import Redactor, public_url, remember_secrets
 from greenroom.config import ConfigError
-from greenroom.models import ModelError, ModelRequest, ModelResponse
+from greenroom.models import ModelError, ModelRequest, ModelResponse, StreamItem, TextDelta
 from greenroom.providers.errors import ProviderError, ProviderResponseError, ProviderTimeoutError
 from greenroom.providers.options import NO_KEY_PLACEHOLDER, ProviderOptions, api_key
-from greenroom.providers.retry import RetryPolicy, call_with_retries
+from greenroom.providers.retry import RetryPolicy, call_with_retries, next_retry
+
+T = TypeVar("T")
+
+
+class StreamReader(Protocol):
+    """One streamed attempt's events -> its text as it comes, then the whole response."""
+
+    def feed(self, event: Any) -> Iterable[str]:
+        """Take one event (as ``decode`` gives it); return the visible text it adds."""
+        ...
+
+    def finish(self) -> ModelResponse:
+        """The whole response, once the events are over; a ``ProviderError`` when they
+        stopped before the response was complete."""
+        ...
 
 
 class ProviderModel:
@@ -96,8 +127,23 @@ class ProviderModel:
         return ProviderError(self.provider, f"{type(exc).__name__}: {exc}", model=self.model)
 
     def decode(self, raw: Any) -> Any:
-        """What ``send`` returned -> the JSON data for ``parse`` (unchanged by default)."""
+        """What ``send`` returned (or one streamed event) -> its JSON data (unchanged by default)."""
         return raw
+
+    def stream_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The body of a streamed call, from ``build_body``'s (``[model] extra_body`` is
+        merged over it). Unchanged by default."""
+        return body
+
+    async def open_stream(self, client: Any, body: dict[str, Any]) -> Any:
+        """One streamed attempt: send ``body`` asking for a stream and return its events,
+        an async iterable (its ``close()`` or ``aclose()`` is called when done with). Raise
+        as ``send`` does. Not written: ``stream`` gives ``complete``'s response whole."""
+        raise NotImplementedError
+
+    def stream_reader(self, request: ModelRequest) -> StreamReader:
+        """A fresh reader of one streamed attempt's events (see ``StreamReader``)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ given
     def api_key(self) -> str:
@@ -125,11 +171,58 @@ class ProviderModel:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         body = self.build_body(request)
         body.update(self.options.extra_body)  # the config's extra_body wins: it is the escape hatch
-        raw = await call_with_retries(lambda: self._attempt(body), self.retry)
-        try:
-            return self._read(raw, request)
-        except ProviderError as exc:
-            raise exc.redacted(self._redact) from None
+        # reading the answer is part of the attempt: an answer the model must give again
+        # (a malformed tool call) is retried like a failed call
+        return await call_with_retries(lambda: self._attempt(body, request), self.retry)
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamItem, None]:
+        """``TextDelta`` s of the model's text as it arrives, then the whole
+        ``ModelResponse`` (module docstring). Close it (``contextlib.aclosing``) when
+        stopping early: that closes the HTTP response."""
+        if type(self).open_stream is ProviderModel.open_stream:
+            response = await self.complete(request)
+            if response.message.content:
+                yield TextDelta(response.message.content)
+            yield response
+            return
+        body = self.stream_body(self.build_body(request))
+        body.update(self.options.extra_body)
+        retry = 0
+        while True:
+            shown = False
+            reader = self.stream_reader(request)
+            budget = _Budget(self.options.timeout + 1.0)
+            events: Any = None
+            try:
+                try:
+                    client = await self._client_for_this_loop()
+                    events = await budget.wait(self.open_stream(client, body))
+                    iterator = events.__aiter__()
+                    while (event := await budget.wait(anext(iterator, _END))) is not _END:
+                        for text in reader.feed(self.decode(event)):
+                            if text:
+                                shown = True
+                                yield TextDelta(text)
+                    response = reader.finish()
+                finally:
+                    if events is not None:
+                        with anyio.move_on_after(5.0, shield=True):
+                            await _close(events)
+            except Exception as exc:
+                error = self._failure(exc, waited="the stream did not end")
+                if not isinstance(error, ProviderError):
+                    raise error from None
+                error = error.redacted(self._redact)
+                if shown:
+                    raise error.with_attempts(retry + 1).after_text() from None
+                delay = next_retry(self.retry, error, retry)
+                if delay is None:
+                    raise error from None
+                retry += 1
+                await self.retry.sleep(delay)
+                continue
+            yield response
+            return
 
     async def aclose(self) -> None:
         """Close the client's connections (safe to call twice)."""
@@ -172,10 +265,11 @@ class ProviderModel:
         self._client_loop = loop
         return client
 
-    async def _attempt(self, body: dict[str, Any]) -> Any:
-        """One attempt; its error is already clean of secrets when the retry loop logs it."""
+    async def _attempt(self, body: dict[str, Any], request: ModelRequest) -> ModelResponse:
+        """One attempt, read; its error is already clean of secrets when the retry loop
+        logs it."""
         try:
-            return await self._send_once(body)
+            return self._read(await self._send_once(body), request)
         except ProviderError as exc:
             raise exc.redacted(self._redact) from None
 
@@ -188,21 +282,45 @@ class ProviderModel:
         try:
             with anyio.fail_after(self.options.timeout + 1.0):
                 return await self.send(client, body)
-        except TimeoutError:
-            raise ProviderTimeoutError(
-                self.provider, f"no answer within {self.options.timeout:g} s", model=self.model
-            ) from None
-        except ModelError:
-            raise
-        except json.JSONDecodeError as exc:
-            # a body labelled JSON that is not: clients let the decoder's error through
-            raise ProviderResponseError(
-                self.provider, f"the response body is not valid JSON ({exc})", model=self.model
-            ) from None
         except Exception as exc:
-            # not chained: a client's own message may quote the request, key included;
-            # the error is cleaned like the others on its way out
-            raise self.translate(exc) from None
+            raise self._failure(exc, waited="no answer") from None
+
+    def _failure(self, exc: Exception, *, waited: str) -> ModelError:
+        """What an attempt raised -> the error to raise (a ``ProviderError`` unless it is
+        another ``ModelError``, such as a missing key). Never chained by the caller: a
+        client's own message may quote the request, key included; the error is cleaned
+        like the others on its way out."""
+        if isinstance(exc, TimeoutError):
+            return ProviderTimeoutError(self.provider, f"{waited} within {self.options.timeout:g} s", model=self.model)
+        if isinstance(exc, ModelError):
+            return exc
+        if isinstance(exc, json.JSONDecodeError):
+            # a body labelled JSON that is not: clients let the decoder's error through
+            return ProviderResponseError(
+                self.provider, f"the response body is not valid JSON ({exc})", model=self.model
+            )
+        return self.translate(exc)
+
+
+_END: Any = object()
+"""What ``anext`` gives for an iterator that is over (it does not raise in a wait)."""
+
+
+class _Budget:
+    """What is left of one attempt's ``timeout``, spent only while waiting on the
+    provider: each wait is bounded by the rest (a stream that trickles cannot outlast
+    it), and the time a caller spends on the text between events is not counted."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+
+    async def wait(self, awaitable: Awaitable[T]) -> T:
+        started = anyio.current_time()
+        try:
+            with anyio.fail_after(max(self.left, 0.0)):
+                return await awaitable
+        finally:
+            self.left -= anyio.current_time() - started
 
 
 async def _close(client: Any) -> None:
@@ -242,4 +360,4 @@ def _excerpt(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "..."
 
 
-__all__ = ["ProviderModel"]
+__all__ = ["ProviderModel", "StreamReader"]

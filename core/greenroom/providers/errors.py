@@ -64,6 +64,15 @@ class ProviderError(ModelError):
         self.args = (self._render(),)
         return self
 
+    def after_text(self) -> ProviderError:
+        """Mark the error of a stream that broke after some of its text was yielded: not
+        retried (another attempt would write a second answer after the start of the
+        first), and the message says so."""
+        self.retryable = False
+        self.detail = f"{self.detail} (the stream broke after text was shown; not retried)"
+        self.args = (self._render(),)
+        return self
+
     def redacted(self, redact: Callable[[str], str]) -> ProviderError:
         """Hide secrets in what the provider sent (its message may echo the API key) and
         refresh the message; the error keeps its class, status and retry hints."""
@@ -114,6 +123,18 @@ class ProviderResponseError(ProviderError):
     kind = "unusable response"
 
 
+class ProviderToolCallError(ProviderResponseError):
+    """The model asked for a tool call that cannot be run or even answered: no function
+    (``"function": null``), no name, a kind of call greenroom never offered. Retried like
+    a failed request: the model is asked the same again (a sampled answer differs), and
+    when every attempt gives such a call the run ends with this error, never with an
+    empty answer. (Arguments that are not JSON are not this: the run answers them with
+    an error result the model reads.)"""
+
+    retryable = True
+    kind = "malformed tool call"
+
+
 class ProviderSetupError(ModelError):
     """The provider cannot be used as configured (missing extra, missing key)."""
 
@@ -161,5 +182,6 @@ __all__ = [
     "ProviderServerError",
     "ProviderSetupError",
     "ProviderTimeoutError",
+    "ProviderToolCallError",
     "error_for_status",
 ]

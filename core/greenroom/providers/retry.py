@@ -80,13 +80,24 @@ async def call_with_retries(
         try:
             return await attempt()
         except ProviderError as exc:
-            delay = policy.delay_for(exc, retry)
+            delay = next_retry(policy, exc, retry)
             if delay is None:
-                exc.with_attempts(retry + 1)
                 raise
-            log.warning("%s; retrying in %.2f s (retry %d of %d)", exc, delay, retry + 1, policy.max_retries)
             retry += 1
             await policy.sleep(delay)
+
+
+def next_retry(policy: RetryPolicy, error: ProviderError, retry: int) -> float | None:
+    """The wait before retry number ``retry`` (0 for the first) of a call that failed with
+    ``error``, logged as a warning; or None to give up, with the attempts recorded on the
+    error. The one decision ``call_with_retries`` and a streamed call
+    (``ProviderModel.stream``) both make."""
+    delay = policy.delay_for(error, retry)
+    if delay is None:
+        error.with_attempts(retry + 1)
+        return None
+    log.warning("%s; retrying in %.2f s (retry %d of %d)", error, delay, retry + 1, policy.max_retries)
+    return delay
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -115,4 +126,4 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-__all__ = ["RetryPolicy", "call_with_retries", "parse_retry_after"]
+__all__ = ["RetryPolicy", "call_with_retries", "next_retry", "parse_retry_after"]
