@@ -33,6 +33,7 @@ from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
 from greenroom.session import Session
 from greenroom.state import Scope, StateRegistry, StateStore, register_core_state
 from greenroom.tokens.accounting import RequestAccounting
+from greenroom.tokens.media import model_family
 from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.groups import ToolGroup
 from greenroom.tools.schema.problem import SchemaProblem
@@ -117,7 +118,7 @@ class Runtime:
         """The latest of those changes (number, tools it added), for each run to judge
         the added tools before it offers them (``Scoping.catch_up``)."""
         self._profiles: dict[str, StateStore] = {}
-        self.accounting = RequestAccounting()
+        self.accounting = RequestAccounting(model_family(model))
         self._closers: list[Any] = []
         self.tool_calls = ToolCalls(self)
         self._delivering = False
@@ -327,4 +328,5 @@ class Runtime:
 
     def describe_request(self, request: ModelRequest) -> ev.RequestSent:
         """Token counts of the three parts of a request and the cacheable-prefix hash."""
+        self.accounting.family = model_family(self.model)  # images are priced by the model's rules
         return self.accounting.describe_request(request, hosted_search=supports_native_tool_search(self.model))

@@ -17,18 +17,17 @@ from greenroom.events.kinds import (
     Rejection,
     RequestSent,
     ResponseReceived,
-    ResultCut,
     RunFinished,
     RunStarted,
     StableSectionChanged,
     ToolCallRejected,
     ToolCallResolved,
-    ToolExecuted,
     ToolsRelisted,
     ToolUnusable,
     short,
     short_text,
 )
+from greenroom.events.results import MediaDropped, ResultCut, ToolExecuted
 
 __all__ = [
     "ClientCalled",
@@ -37,6 +36,7 @@ __all__ = [
     "GroupLoaded",
     "InternalError",
     "Listener",
+    "MediaDropped",
     "PluginError",
     "PluginWarning",
     "Rejection",

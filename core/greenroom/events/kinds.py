@@ -150,26 +150,6 @@ class ToolCallRejected(Event):
 
 
 @attrs.frozen
-class ToolExecuted(Event):
-    kind: str = attrs.field(init=False, default="tool_result")
-    step: int = 0
-    call_id: str = ""
-    tool: str = ""
-    arguments: Any = None
-    is_error: bool = False
-    content: str = ""
-    duration_ms: float = 0.0
-    decided_by: str | None = None
-
-    def describe(self) -> str:
-        return f"  {'error' if self.is_error else 'ok'} {self.tool}: {short(self.content, 200)}"
-
-    @property
-    def style(self) -> str:
-        return "red" if self.is_error else ""
-
-
-@attrs.frozen
 class GroupLoaded(Event):
     kind: str = attrs.field(init=False, default="group_load")
     step: int = 0
@@ -344,32 +324,6 @@ class InternalError(Event):
     @property
     def style(self) -> str:
         return "red"
-
-
-@attrs.frozen
-class ResultCut(Event):
-    """A tool result was over ``[agent] max_result_tokens`` and was cut to its head and tail."""
-
-    kind: str = attrs.field(init=False, default="result_cut")
-    step: int = 0
-    call_id: str = ""
-    tool: str = ""
-    limit: int = 0
-    original_chars: int = 0
-    kept_chars: int = 0
-    kept_tokens: int = 0
-    omitted_tokens: int = 0
-    """Estimated from the kept text's tokens per character (the left-out text is not counted)."""
-
-    def describe(self) -> str:
-        return (
-            f"  cut {self.tool}'s result: kept {self.kept_chars:,} of {self.original_chars:,} chars "
-            f"({self.kept_tokens:,} tokens, limit {self.limit:,})"
-        )
-
-    @property
-    def style(self) -> str:
-        return "yellow"
 
 
 @attrs.frozen

@@ -33,6 +33,7 @@ from greenroom.models import (
 )
 from greenroom.plugins.discovery import Plugin, hookimpl
 from greenroom.tokens.counting import count_tokens
+from greenroom.tokens.media import media_tokens
 
 
 class ScriptError(ModelError):
@@ -76,6 +77,7 @@ def estimate_usage(request: ModelRequest, reply: Message) -> Usage:
     sent = count_tokens(request.system_text)
     sent += sum(tool_costs(request.tools, "definition_tokens"))
     sent += sum(count_tokens(m.content) for m in request.messages)
+    sent += sum(media_tokens(p) for m in request.messages for p in m.parts)  # images and sounds, estimated
     out = count_tokens(reply.content) + sum(
         count_tokens(compact_json(c.arguments or {})) + count_tokens(c.name) for c in reply.tool_calls
     )

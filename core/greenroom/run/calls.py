@@ -15,7 +15,8 @@ emitted, and the run goes on. Anything else that fails from resolve to the resul
 ``InternalError`` event whose traceback stays in the trace (an event listener that fails,
 a trace on a full disk say, still ends the run: what happens could not be recorded).
 Every result, whatever produced it, is cut to ``[agent] max_result_tokens``
-(``greenroom.run.limits``).
+(``greenroom.run.limits``), its images and sounds counted against the same limit; they
+reach the model on the tool message (``Message.parts``), and events only name them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.to_thread
 import attrs
 
 from greenroom import events as ev
@@ -34,9 +36,10 @@ from greenroom._support.redact import mask_json
 from greenroom.failures import CONTAINED, PluginHookError, first_error
 from greenroom.models import Message, ToolCall
 from greenroom.run.context import RunContext
-from greenroom.run.limits import bound_result
+from greenroom.run.limits import bound_parts, bound_result
+from greenroom.tokens.media import media_tokens, model_family
 from greenroom.tools import Tool, ToolCallContext, ToolResult
-from greenroom.tools.base import progress_listener
+from greenroom.tools.base import MediaPart, progress_listener
 from greenroom.tools.toolset import (
     UnusableToolError,
     invalid_arguments_message,
@@ -85,7 +88,12 @@ class ToolCalls:
     async def run_one(self, ctx: RunContext, call: ToolCall) -> Message:
         call, result = await self._run(ctx, call)
         return Message(
-            role="tool", content=result.content, tool_call_id=call.id, name=call.name, is_error=result.is_error
+            role="tool",
+            content=result.content,
+            tool_call_id=call.id,
+            name=call.name,
+            is_error=result.is_error,
+            parts=result.parts,
         )
 
     async def run_call(self, ctx: RunContext, call: ToolCall) -> ToolResult:
@@ -116,6 +124,8 @@ class ToolCalls:
         except Exception as exc:  # not the model's, not a tool's, not a plugin's: greenroom's own
             result = self._internal_error(ctx, call, exc)
             rejected = None if gated else ev.Rejection.INTERNAL_ERROR
+        if result.parts:
+            await self._estimate(result.parts)
         result = self._bound(ctx, call, result)
         if call.name in rt.tools and call.name not in ctx.hidden:
             ctx.usage.record(ctx.step, call.name)
@@ -136,6 +146,7 @@ class ToolCalls:
                 content=result.content,
                 duration_ms=(time.perf_counter() - started) * 1000,
                 decided_by=decided_by,
+                parts=tuple({"kind": p.kind, "mime_type": p.mime_type, "bytes": p.size} for p in result.parts),
             )
         )
         return call, result
@@ -264,10 +275,33 @@ class ToolCalls:
             result = attrs.evolve(result, content=masked, blocks=None, structured=structured)
         return result
 
+    async def _estimate(self, parts: Sequence[MediaPart]) -> None:
+        """Work out what each part costs in a worker thread (reading an image's header may
+        load Pillow and decode its start), so that ``_bound`` finds it cached and the
+        event loop never waits for it."""
+        family = model_family(self._rt.model)
+        await anyio.to_thread.run_sync(lambda: [media_tokens(p, family) for p in parts])
+
     def _bound(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> ToolResult:
-        """The result masked and cut to ``max_result_tokens``, whichever source produced it."""
+        """The result masked and cut to ``max_result_tokens``, whichever source produced it:
+        its images and sounds first (those that do not fit beside its text are left out),
+        then its text."""
         result = self._masked(result)
-        bounded, cut = bound_result(result, self._rt.agent.max_result_tokens)
+        limit = self._rt.agent.max_result_tokens
+        result, dropped = bound_parts(result, limit, model_family(self._rt.model))
+        if dropped is not None:
+            ctx.emit(
+                ev.MediaDropped(
+                    step=ctx.step,
+                    call_id=call.id,
+                    tool=call.name,
+                    limit=limit,
+                    kept=dropped.kept,
+                    dropped=dropped.dropped,
+                    dropped_tokens=dropped.dropped_tokens,
+                )
+            )
+        bounded, cut = bound_result(result, limit)
         if cut is not None:
             ctx.emit(
                 ev.ResultCut(

@@ -1,6 +1,8 @@
 """Bounds on what reaches the model: a tool result over ``[agent] max_result_tokens`` is cut
-(its head and tail kept, with a note the model reads), and a user input over ``[agent]
-max_input_tokens`` is refused before any model call.
+(its head and tail kept, with a note the model reads), the images and sounds of a result
+count against the same limit (``bound_parts``: those that do not fit beside its text are
+left out, and the text says so), and a user input over ``[agent] max_input_tokens`` is
+refused before any model call.
 
 Both use bounded counts (``greenroom.tokens.counting.count_tokens_upto`` and the token-bounded
 prefix and suffix): the work grows with the limit, never with the text, so a 5 MB result
@@ -12,6 +14,7 @@ from __future__ import annotations
 import attrs
 
 from greenroom.tokens.counting import count_tokens_upto, prefix_within, suffix_within, surely_within
+from greenroom.tokens.media import media_tokens
 from greenroom.tools import ToolResult
 
 NOTE_TOKENS = 200
@@ -127,6 +130,54 @@ def _snap_tail(text: str, start: int, tokens: int) -> tuple[int, int]:
         return start, tokens
     n = count_tokens_upto(text[line_start + 1 :], tokens)
     return (start, tokens) if n is None else (line_start + 1, n)
+
+
+PARTS_NOTE_TOKENS = 80
+"""Room kept beside a result's text for the note that says which parts were left out."""
+
+
+@attrs.frozen
+class PartsDropped:
+    """The images and sounds of a result left out because, with its text, they were over
+    ``[agent] max_result_tokens``: how many were kept and left out, and their estimated
+    tokens (``greenroom.tokens.media``)."""
+
+    limit: int
+    kept: int
+    dropped: int
+    kept_tokens: int
+    dropped_tokens: int
+
+    def note(self) -> str:
+        """The note added to the result's text, which names every part (kept or not)."""
+        what = "part" if self.dropped == 1 else "parts"
+        return (
+            f"[greenroom left out {self.dropped} {what} of this result (images or sounds, about "
+            f"{self.dropped_tokens:,} tokens): with them it was over the limit of {self.limit:,} tokens for one "
+            f"tool result. The text above names every part; {self.kept} of them reached you. To get them, "
+            "ask the tool for fewer or smaller ones at once.]"
+        )
+
+
+def bound_parts(result: ToolResult, max_tokens: int, family: str = "") -> tuple[ToolResult, PartsDropped | None]:
+    """``result`` with only the images and sounds that fit beside its text within
+    ``max_tokens`` (in their order; a text over the limit leaves room for none), and what
+    was left out. A result whose parts all fit is returned as it is. The source's own
+    blocks are kept: a gateway passes them on as the server sent them."""
+    if not result.parts:
+        return result, None
+    text_tokens = count_tokens_upto(result.content, max_tokens)
+    room = -1 if text_tokens is None else max_tokens - text_tokens - PARTS_NOTE_TOKENS
+    costs = [media_tokens(p, family) for p in result.parts]
+    if text_tokens is not None and sum(costs) <= max_tokens - text_tokens:
+        return result, None
+    kept, kept_tokens = [], 0
+    for part, cost in zip(result.parts, costs, strict=True):
+        if kept_tokens + cost <= room:
+            kept.append(part)
+            kept_tokens += cost
+    dropped = PartsDropped(max_tokens, len(kept), len(costs) - len(kept), kept_tokens, sum(costs) - kept_tokens)
+    return attrs.evolve(result, content=f"{result.content}\n{dropped.note()}", parts=tuple(kept)), dropped
 
 
 class InputTooLongError(ValueError):

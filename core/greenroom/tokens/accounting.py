@@ -4,7 +4,8 @@ messages, and the hash of the cacheable prefix (tools + stable system text).
 Accounting only describes a request, so it never raises on what it describes: texts of
 any size are counted (``greenroom.tokens.counting`` counts long ones in pieces), arguments nested
 past the json module's recursion are rendered by a loop, and text that is not valid
-UTF-8 (a lone surrogate from a server's JSON) is hashed byte for byte.
+UTF-8 (a lone surrogate from a server's JSON) is hashed byte for byte. The images and
+sounds of tool results count with their estimated tokens (``greenroom.tokens.media``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from greenroom._support.compact import compact_json
 from greenroom._support.memo import IdentityMemo
 from greenroom.models import Message, ModelRequest
 from greenroom.tokens.counting import count_tokens, tool_json
+from greenroom.tokens.media import media_tokens
 from greenroom.tokens.tool_costs import tool_costs
 from greenroom.tools import ToolDescriptor
 
@@ -72,7 +74,9 @@ class RequestAccounting:
     of definitions come from ``tool_costs`` (kept on disk by catalog digest).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, family: str = "") -> None:
+        self.family = family
+        """The provider family whose rules price images (``greenroom.tokens.media``)."""
         self._texts: IdentityMemo[str] = IdentityMemo(_TEXTS_LIMIT)
         self._history_tokens: tuple[tuple[Message, ...], int] = ((), 0)
         self._array = _ToolsArray((), hashlib.sha256(), [])
@@ -103,10 +107,11 @@ class RequestAccounting:
         prev, prev_tokens = self._history_tokens
         n = len(prev)
         # tuple equality compares identity first, item by item, in C
+        family = self.family
         if 0 < n <= len(messages) and tuple(messages[:n]) == prev:
-            total = prev_tokens + sum(message_tokens(m) for m in messages[n:])
+            total = prev_tokens + sum(message_tokens(m, family) for m in messages[n:])
         else:
-            total = sum(message_tokens(m) for m in messages)
+            total = sum(message_tokens(m, family) for m in messages)
         self._history_tokens = (tuple(messages), total)
         return total
 
@@ -151,10 +156,12 @@ def _text_tokens(text: str) -> int:
 _MESSAGE_TOKENS: dict[int, tuple[Message, int]] = {}
 
 
-def message_tokens(m: Message) -> int:
+def message_tokens(m: Message, family: str = "") -> int:
+    """The tokens of one message: its text, its calls, and the estimated tokens of its
+    images and sounds for a model of ``family``."""
     hit = _MESSAGE_TOKENS.get(id(m))
     if hit is not None and hit[0] is m:
-        return hit[1]
+        return hit[1] + (sum(media_tokens(p, family) for p in m.parts) if m.parts else 0)
     n = count_tokens(m.content)
     for c in m.tool_calls:
         n += count_tokens(c.name) + count_tokens(
@@ -163,4 +170,4 @@ def message_tokens(m: Message) -> int:
     if len(_MESSAGE_TOKENS) > 50_000:
         _MESSAGE_TOKENS.clear()
     _MESSAGE_TOKENS[id(m)] = (m, n)
-    return n
+    return n + (sum(media_tokens(p, family) for p in m.parts) if m.parts else 0)
