@@ -11,27 +11,29 @@ import attrs
 
 from greenroom._support.redact import mask_json
 from greenroom.mcp.sdk import mcp_types
-from greenroom.tools import ToolResult
+from greenroom.tools import MediaPart, ToolResult
 
 
 def to_tool_result(result: mcp_types.CallToolResult) -> ToolResult:
     """An MCP tool result as the model will read it.
 
     Text parts are joined; structured content is kept in ``structured`` (and rendered as
-    JSON when there is no text); images, audio and resources become short placeholders
-    (embedded text resources keep their text); ``isError`` becomes ``is_error``. The
-    content blocks themselves are kept in ``blocks``.
+    JSON when there is no text); images and audio become ``parts`` for a model that takes
+    them, and short placeholders in the text for one that does not; resources become
+    placeholders too (embedded text resources keep their text); ``isError`` becomes
+    ``is_error``. The content blocks themselves are kept in ``blocks``.
     """
-    parts = [_describe(block) for block in result.content]
+    lines = [_describe(block) for block in result.content]
+    media = tuple(part for block in result.content if (part := _media(block)) is not None)
     structured = result.structured_content
-    text = "\n".join(parts)
-    if not parts and structured is not None:
+    text = "\n".join(lines)
+    if not lines and structured is not None:
         text = json.dumps(structured, sort_keys=True, ensure_ascii=False, default=str)
     if not text and result.is_error:
         text = "the tool reported an error without details"
     # the blocks as the server sent them, so a gateway can pass them on unchanged
     blocks = tuple(result.content)
-    return ToolResult(content=text, is_error=bool(result.is_error), structured=structured, blocks=blocks)
+    return ToolResult(content=text, is_error=bool(result.is_error), structured=structured, blocks=blocks, parts=media)
 
 
 def masked(result: ToolResult, redact: Callable[[str], str]) -> ToolResult:
@@ -58,14 +60,22 @@ def _masked_block(block: Any, redact: Callable[[str], str]) -> Any:
     return block
 
 
+def _media(block: object) -> MediaPart | None:
+    """An image or audio block as the part a model that takes it is sent."""
+    if isinstance(block, mcp_types.ImageContent):
+        return MediaPart("image", block.mime_type, block.data)
+    if isinstance(block, mcp_types.AudioContent):
+        return MediaPart("audio", block.mime_type, block.data)
+    return None
+
+
 def _describe(block: object) -> str:
     """One content block as text: itself when it is text, else a short placeholder."""
     if isinstance(block, mcp_types.TextContent):
         return block.text
-    if isinstance(block, mcp_types.ImageContent):
-        return f"[image: {block.mime_type}, {_b64_size(block.data)} bytes]"
-    if isinstance(block, mcp_types.AudioContent):
-        return f"[audio: {block.mime_type}, {_b64_size(block.data)} bytes]"
+    part = _media(block)
+    if part is not None:
+        return part.placeholder()
     if isinstance(block, mcp_types.ResourceLink):
         label = block.title or block.name
         return f"[resource link: {label} <{block.uri}>" + (f" ({block.mime_type})]" if block.mime_type else "]")

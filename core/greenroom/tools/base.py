@@ -96,11 +96,21 @@ class ToolResult:
 
     @classmethod
     def from_value(cls, value: Any) -> ToolResult:
-        """Turn whatever a tool function returned into a result."""
+        """Turn whatever a tool function returned into a result.
+
+        A ``MediaPart``, or a list or tuple holding some (mixed with text or other
+        values), becomes a result with those ``parts``, in order; its text is the other
+        items, each on its line, with each part's placeholder where the part was.
+        """
         if isinstance(value, ToolResult):
             return value
         if isinstance(value, str):
             return cls(content=value)
+        if isinstance(value, MediaPart):
+            return cls(content=value.placeholder(), parts=(value,))
+        if isinstance(value, (list, tuple)) and any(isinstance(v, MediaPart) for v in value):
+            lines = [v.placeholder() if isinstance(v, MediaPart) else cls.from_value(v).content for v in value]
+            return cls(content="\n".join(lines), parts=tuple(v for v in value if isinstance(v, MediaPart)))
         if attrs.has(type(value)):
             value = attrs.asdict(value)
         try:

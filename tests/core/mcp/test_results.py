@@ -57,3 +57,24 @@ def test_is_error_maps_to_an_error_result() -> None:
     assert r.is_error and r.content == "bad zone"
     empty = to_tool_result(types.CallToolResult(content=[], is_error=True))
     assert empty.is_error and "error" in empty.content
+
+
+def test_images_and_audio_become_parts_for_a_model_that_takes_them() -> None:
+    from greenroom import MediaPart
+    from greenroom.mcp.results import masked
+
+    r = to_tool_result(
+        types.CallToolResult(
+            content=[
+                types.TextContent(text="a chart and a jingle"),
+                types.ImageContent(data="aGVsbG8=", mime_type="image/png"),
+                types.AudioContent(data="aGk=", mime_type="audio/wav"),
+                types.EmbeddedResource(
+                    resource=types.BlobResourceContents(uri="mem://b", blob="aGVsbG8=", mime_type="image/png")
+                ),
+            ]
+        )
+    )
+    assert r.parts == (MediaPart("image", "image/png", "aGVsbG8="), MediaPart("audio", "audio/wav", "aGk="))
+    assert r.content.splitlines()[1:3] == [p.placeholder() for p in r.parts]  # named in the text too
+    assert masked(r, lambda text: text.replace("jingle", "***")).parts == r.parts
