@@ -94,3 +94,59 @@ def without_lone_surrogates(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [without_lone_surrogates(v) for v in value]
     return value
+
+
+# ---------------------------------------------------------------------------- tool search
+
+CLIENT_SEARCH_TOOL = "tool_search"
+"""The name of the call a provider makes of a search its model runs on the client side
+(OpenAI's ``tool_search`` with ``execution: "client"``; a search tool answered with
+Anthropic's ``tool_reference`` blocks). The provider offers the search tool itself (with
+``SEARCH_DESCRIPTION`` and ``SEARCH_PARAMETERS``) when the request defers tools, and
+maps the model's search to a ``ToolCall`` of this name with those parameters; a plugin
+that defers tools resolves it to its own search tool (``greenroom_resolve_tool_call``),
+which the runtime then runs like any other. The result comes back as a tool message
+whose content names what was found (``found_tools``), which the provider renders in its
+API's form, so that the API loads those tools."""
+
+SEARCH_DESCRIPTION = (
+    "Search the deferred tools and load the best matches, whose definitions then arrive in "
+    "the result. Query: keywords ('create issue'), '+word rest' to require a word, or "
+    "'select:name_a,name_b' for exact names."
+)
+"""What a provider's client-executed search tool tells the model."""
+
+SEARCH_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "Keywords, +required words, or select:a,b."},
+        "max_results": {"type": "integer", "minimum": 1, "maximum": 50, "description": "How many tools to load."},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+"""The parameters of a provider's client-executed search tool."""
+
+
+def found_tools(m: Message) -> tuple[str, ...]:
+    """The names of the tools a search result found, in its order; () for an error or a
+    result that found nothing.
+
+    A search answers with a ``<functions>`` block, one ``<function>{json}</function>``
+    line per tool found; the names are read from the JSON. The
+    caller knows which results answer searches (the calls it mapped)."""
+    if m.role != "tool" or m.is_error or not m.content.startswith("<functions>"):
+        return ()
+    names: list[str] = []
+    for line in m.content.splitlines()[1:]:
+        if line == "</functions>":
+            break
+        if not (line.startswith("<function>") and line.endswith("</function>")):
+            continue
+        try:
+            name = json.loads(line[len("<function>") : -len("</function>")]).get("name")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(name, str) and name not in names:
+            names.append(name)
+    return tuple(names)
