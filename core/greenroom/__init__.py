@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from greenroom.events import Event as Event
     from greenroom.events import EventBus as EventBus
     from greenroom.events import GroupLoaded as GroupLoaded
+    from greenroom.events import MediaDropped as MediaDropped
     from greenroom.events import PluginError as PluginError
     from greenroom.events import PluginWarning as PluginWarning
     from greenroom.events import Rejection as Rejection
@@ -85,6 +86,7 @@ if TYPE_CHECKING:
     from greenroom.run.policy import HideReason as HideReason
     from greenroom.run.policy import ToolPolicy as ToolPolicy
     from greenroom.run.policy import ToolScope as ToolScope
+    from greenroom.run.streaming import RunStream as RunStream
     from greenroom.run.views import Catalog as Catalog
     from greenroom.run.views import GroupView as GroupView
     from greenroom.run.views import ScopedTools as ScopedTools
@@ -138,6 +140,7 @@ _EXPORTS: dict[str, str] = {
     "Event": "greenroom.events",
     "EventBus": "greenroom.events",
     "GroupLoaded": "greenroom.events",
+    "MediaDropped": "greenroom.events",
     "PluginError": "greenroom.events",
     "PluginWarning": "greenroom.events",
     "RequestSent": "greenroom.events",
@@ -181,6 +184,7 @@ _EXPORTS: dict[str, str] = {
     "RunKind": "greenroom.run.context",
     "RunOutcome": "greenroom.run.context",
     "Run": "greenroom.run.driver",
+    "RunStream": "greenroom.run.streaming",
     "HiddenBy": "greenroom.run.policy",
     "HideReason": "greenroom.run.policy",
     "ToolPolicy": "greenroom.run.policy",

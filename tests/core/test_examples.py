@@ -1,4 +1,4 @@
-"""The Python example in docs/python.md runs as it is and does what it says."""
+"""The Python examples in docs/python.md run as they are and do what they say."""
 
 from __future__ import annotations
 
@@ -24,3 +24,21 @@ def test_the_embedding_example_runs(tmp_path: Path) -> None:
     assert lines[1] == "answer: final It is sunny in Oslo."
     assert lines[2] == "resumed messages: 4"
     assert (tmp_path / "session.json").exists()
+
+
+def test_the_streaming_example_runs(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "python" / "stream.py")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GREENROOM_HOME": str(tmp_path / "home")},
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "Let me look.",
+        "[get_weather: sunny in Oslo]",
+        "It is sunny in Oslo.",
+        "[final after 2 steps]",
+        "answer: It is sunny in Oslo.",
+    ]
