@@ -38,15 +38,11 @@ class AnthropicModel(SDKModel):
 
     @property
     def native_tool_search(self) -> bool:
-        """Whether deferred tools go to Anthropic's hosted tool search (``[model]
-        tool_search`` is ``bm25`` or ``regex``)."""
-        return self.settings.hosted_search is not None
-
-    @property
-    def tool_references(self) -> bool:
-        """Whether deferred tools are sent with ``defer_loading`` for greenroom's own search
-        to load with ``tool_reference`` blocks (``[model] tool_search = "client"``)."""
-        return self.settings.client_search
+        """Whether deferred tools (``ModelRequest.deferred``) are sent with ``defer_loading``
+        and a search tool: Anthropic's hosted one (``[model] tool_search = "bm25"`` or
+        ``"regex"``), or greenroom's own answering with ``tool_reference`` blocks
+        (``"client"``); not with ``"off"``."""
+        return self.settings.defers
 
     @property
     def images(self) -> bool:

@@ -14,7 +14,14 @@ import copy
 from typing import Any
 
 from greenroom.models import Message, ModelRequest
-from greenroom.providers._messages import ordered_system, paired_messages
+from greenroom.providers._messages import (
+    CLIENT_SEARCH_TOOL,
+    SEARCH_DESCRIPTION,
+    SEARCH_PARAMETERS,
+    found_tools,
+    ordered_system,
+    paired_messages,
+)
 from greenroom.providers.anthropic.settings import IMAGE_TYPES, MAX_IMAGE_BYTES, AnthropicSettings
 from greenroom.tools import MediaPart, ToolDescriptor
 
@@ -35,15 +42,22 @@ def tool_json(tool: ToolDescriptor) -> dict[str, Any]:
 
 
 def deferred_on_wire(request: ModelRequest, settings: AnthropicSettings) -> frozenset[str]:
-    """The tools sent with ``defer_loading``: those of ``request.deferred`` that are sent,
-    as long as one tool stays loaded (the API rejects a request that defers them all;
-    the hosted search tool counts, greenroom's own search tool is one of the tools)."""
+    """The tools sent with ``defer_loading``: those of ``request.deferred`` that are sent.
+    The search tool that comes with them is always loaded, so the API's rule that one
+    tool at least must be is kept even when every other tool is deferred."""
     if not settings.defers or not request.deferred:
         return frozenset()
-    names = frozenset(t.name for t in request.tools if t.name in request.deferred)
-    if settings.client_search and len(names) == len(request.tools):
-        return frozenset()
-    return names
+    return frozenset(t.name for t in request.tools if t.name in request.deferred)
+
+
+def search_tool(settings: AnthropicSettings) -> dict[str, Any]:
+    """The search tool sent with deferred tools: the hosted one, or greenroom's own as a
+    client tool (its calls are ``CLIENT_SEARCH_TOOL`` calls, which the plugin that
+    deferred the tools answers with its search)."""
+    hosted = settings.hosted_search
+    if hosted is not None:
+        return hosted
+    return {"name": CLIENT_SEARCH_TOOL, "description": SEARCH_DESCRIPTION, "input_schema": dict(SEARCH_PARAMETERS)}
 
 
 def system_blocks(request: ModelRequest, settings: AnthropicSettings) -> list[dict[str, Any]]:
@@ -57,12 +71,11 @@ def system_blocks(request: ModelRequest, settings: AnthropicSettings) -> list[di
 
 
 def tool_blocks(request: ModelRequest, settings: AnthropicSettings, deferred: frozenset[str]) -> list[dict[str, Any]]:
-    """Loaded tools (and the hosted search tool, when tools are deferred to it) with the
-    breakpoint on the last of them, then the deferred tools, in request order."""
+    """Loaded tools (and the search tool, when tools are deferred) with the breakpoint on
+    the last of them, then the deferred tools, in request order."""
     tools = [tool_json(t) for t in request.tools if t.name not in deferred]
-    hosted = settings.hosted_search
-    if deferred and hosted is not None:
-        tools.append(hosted)
+    if deferred:
+        tools.append(search_tool(settings))
     if tools and settings.prompt_cache:
         # deferred tools are not part of the rendered prefix: no breakpoint of their own
         tools[-1]["cache_control"] = ephemeral()
@@ -84,13 +97,16 @@ def message_blocks(
         else:
             out.append({"role": role, "content": blocks})
 
+    searches: set[str] = set()  # ids of the calls of greenroom's search, whose results load tools
     for m in paired_messages(request.messages):
         if m.role == "user":
             push("user", [{"type": "text", "text": m.content or EMPTY_TURN}])
         elif m.role == "assistant":
             push("assistant", assistant_blocks(m))
+            searches.update(c.id for c in m.tool_calls if c.name == CLIENT_SEARCH_TOOL)
         else:
-            push("user", [tool_result(m, settings, deferred)])
+            loads = deferred if settings.client_search and m.tool_call_id in searches else frozenset()
+            push("user", [tool_result(m, settings, loads)])
     if out and settings.prompt_cache:
         out[-1]["content"][-1]["cache_control"] = ephemeral()
         previous_end = _previous_request_end(out)
@@ -115,11 +131,13 @@ def assistant_blocks(m: Message) -> list[dict[str, Any]]:
     return blocks or [{"type": "text", "text": EMPTY_TURN}]
 
 
-def tool_result(m: Message, settings: AnthropicSettings, deferred: frozenset[str]) -> dict[str, Any]:
-    """A ``tool_result`` block: text, with images when the model takes them, or the
-    ``tool_reference`` blocks of the deferred tools a search found."""
+def tool_result(m: Message, settings: AnthropicSettings, loads: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A ``tool_result`` block: text, with images when the model takes them; for a search
+    of greenroom's, one ``tool_reference`` block per tool of ``loads`` (the deferred ones)
+    it found, which the API expands into their definitions (a search that found none of
+    them is sent as its text)."""
     content: str | list[dict[str, Any]] = m.content or EMPTY_RESULT
-    found = [name for name in found_tools(m) if name in deferred] if settings.client_search else []
+    found = [name for name in found_tools(m) if name in loads] if loads else []
     if found:
         content = [{"type": "tool_reference", "tool_name": name} for name in found]
     elif m.parts:
@@ -137,12 +155,6 @@ def tool_result(m: Message, settings: AnthropicSettings, deferred: frozenset[str
         else:
             content = text or EMPTY_RESULT
     return {"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": content, "is_error": m.is_error}
-
-
-def found_tools(m: Message) -> tuple[str, ...]:
-    """The names a search result found, for ``tool_reference`` blocks (none for any
-    other result)."""
-    return ()
 
 
 def can_send(part: MediaPart) -> bool:
@@ -168,6 +180,7 @@ def _previous_request_end(messages: list[dict[str, Any]]) -> dict[str, Any] | No
 __all__ = [
     "deferred_on_wire",
     "message_blocks",
+    "search_tool",
     "system_blocks",
     "tool_blocks",
 ]
