@@ -64,7 +64,9 @@ class StreamAssembler:
         self.usage: dict[str, Any] = {}
         self.stop_reason: str | None = None
         self._blocks: dict[int, dict[str, Any]] = {}
-        self._json: dict[int, list[str]] = {}
+        # (block index, field) -> the pieces streamed so far, joined when the block stops
+        # (``text``, ``thinking``, and ``input``: a tool's input JSON)
+        self._pieces: dict[tuple[int, str], list[str]] = {}
 
     def feed(self, event: Any) -> tuple[str, ...]:
         """Take one event; return the visible text it adds (a text block's delta)."""
@@ -111,8 +113,7 @@ class StreamAssembler:
             raise ProviderConnectionError(
                 PROVIDER, "the stream ended before message_stop (the connection was closed early)", model=self.model
             )
-        open_blocks = sorted(i for i in self._json if i in self._blocks)
-        for index in open_blocks:  # a block whose stop event never came: its input is whole by now
+        for index in sorted({i for i, _ in self._pieces}):  # blocks whose stop never came: whole by now
             self._stop(index)
         content = [self._blocks[i] for i in sorted(self._blocks)]
         return {"content": content, "usage": dict(self.usage), "stop_reason": self.stop_reason}
@@ -133,29 +134,35 @@ class StreamAssembler:
         kind = delta.get("type")
         if kind == "text_delta" and block.get("type") == "text":
             text = str(delta.get("text") or "")
-            block["text"] = str(block.get("text") or "") + text
+            self._pieces.setdefault((index, "text"), []).append(text)
             return text or None
         if kind == "input_json_delta":
-            self._json.setdefault(index, []).append(str(delta.get("partial_json") or ""))
+            self._pieces.setdefault((index, "input"), []).append(str(delta.get("partial_json") or ""))
         elif kind == "thinking_delta" and block.get("type") == "thinking":
-            block["thinking"] = str(block.get("thinking") or "") + str(delta.get("thinking") or "")
+            self._pieces.setdefault((index, "thinking"), []).append(str(delta.get("thinking") or ""))
         elif kind == "signature_delta" and block.get("type") == "thinking":
             block["signature"] = str(delta.get("signature") or "")
         elif kind == "citations_delta" and block.get("type") == "text":
-            block["citations"] = [*(block.get("citations") or ()), delta.get("citation")]
+            citations = block.get("citations")
+            if not isinstance(citations, list):
+                citations = block["citations"] = []
+            citations.append(delta.get("citation"))
         return None
 
     def _stop(self, index: int) -> None:
-        pieces = self._json.pop(index, None)
-        if pieces is None:
-            return
-        text = "".join(pieces)
+        block = self._blocks[index]
+        for field in ("text", "thinking"):
+            pieces = self._pieces.pop((index, field), None)
+            if pieces is not None:
+                block[field] = str(block.get(field) or "") + "".join(pieces)
+        pieces = self._pieces.pop((index, "input"), None)
+        text = "".join(pieces or ())
         if not text.strip():
             return  # no input streamed: the start block's own ({} for a tool without parameters)
         parsed = parse_json_object(text)
         # not an object (cut off, a list, nested too deeply): the text, which the call
         # carries into the error result that quotes it
-        self._blocks[index]["input"] = parsed if parsed is not None else text
+        block["input"] = parsed if parsed is not None else text
 
     def _merge_usage(self, usage: Any) -> None:
         if not isinstance(usage, Mapping):
