@@ -9,6 +9,11 @@ DISPATCH_TOOL = "deferred_tool_call"
 LOAD_TOOL = "load_tools"
 OWN_TOOLS = frozenset((SEARCH_TOOL, DISPATCH_TOOL, LOAD_TOOL))
 
+CLIENT_SEARCH_CALL = "tool_search"
+"""The name a provider gives the call of a search its model runs on the client side
+(OpenAI's ``tool_search`` in client execution mode): with the ``native`` strategy the
+resolve hook turns it into a ``ToolSearch`` call (``tools.client_search``)."""
+
 
 def search_descriptor(max_results: int) -> ToolDescriptor:
     return ToolDescriptor(

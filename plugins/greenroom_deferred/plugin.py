@@ -7,8 +7,9 @@
   the request (tools, listing).
 - AfterInference: the provider's hosted searches count as discoveries; the strategy
   sees what was called (inject's retention model).
-- resolve: unwrap ``deferred_tool_call`` (``tools.unwrap``); core then loads the tool's
-  group if it is not loaded yet.
+- resolve: a provider's client-side search call becomes a ``ToolSearch`` call
+  (``tools.client_search``, native strategy); unwrap ``deferred_tool_call``
+  (``tools.unwrap``); core then loads the tool's group if it is not loaded yet.
 - AfterToolExecute: a deferred tool called without a search counts as discovered, and a
   group first used by calling one of its tools counts as loaded whole.
 - Contributions: the state types (``DeferralState`` per session, ``DeferralRun`` per
@@ -46,7 +47,7 @@ from greenroom_deferred.placement import LearnedView, initial, place
 from greenroom_deferred.run_state import DeferralRun, run_strategy
 from greenroom_deferred.state import DeferralState, forget_hidden, upgrade_saved_state
 from greenroom_deferred.strategies import Dispatch, Strategy, configured, for_run
-from greenroom_deferred.tools import Dispatcher, LoadTools, ToolSearch, target_name, unwrap
+from greenroom_deferred.tools import Dispatcher, LoadTools, ToolSearch, client_search, target_name, unwrap
 
 if TYPE_CHECKING:
     import typer
@@ -115,8 +116,9 @@ class DeferredToolsPlugin(Plugin):
                     plugin=self.name,
                     hook="greenroom_run_start",
                     message=(
-                        f"strategy = {wanted.name} needs a model with hosted tool search; {ctx.model_name} "
-                        f"has none, so deferred tools work as with strategy = {Dispatch.name}"
+                        f"strategy = {wanted.name} needs a model with native tool search (Anthropic models; "
+                        f"OpenAI's gpt-5.4 and later through the Responses API); {ctx.model_name} has none, "
+                        f"so deferred tools work as with strategy = {Dispatch.name}"
                     ),
                 )
             )
@@ -206,8 +208,9 @@ class DeferredToolsPlugin(Plugin):
     # ------------------------------------------------------------------ calls
     @hookimpl
     def greenroom_resolve_tool_call(self, ctx: RunContext, call: ToolCall) -> ToolCall | None:
-        # the real call inside a dispatcher call; core then loads its group if need be
-        return unwrap(call)
+        # a provider's client-side search is a ToolSearch call; the real call inside a
+        # dispatcher call; core then loads its group if need be
+        return client_search(call, self.strategy(ctx), ctx.tools) or unwrap(call)
 
     @hookimpl
     def greenroom_after_tool_execute(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> None:

@@ -10,6 +10,7 @@ dispatcher is unwrapped by the resolve hook before anything sees it (``unwrap``)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from greenroom import RunContext, SearchQuery, ToolCall, ToolCallContext, ToolDescriptor, ToolResult
@@ -17,11 +18,21 @@ from greenroom.kit import compact_json, json_text, parse_json_object, resolve_se
 from greenroom_deferred import answers
 from greenroom_deferred.catalog import deferred_tools, domains, group_members
 from greenroom_deferred.config import DeferredConfig
-from greenroom_deferred.descriptors import DISPATCH_DESCRIPTOR, DISPATCH_TOOL, LOAD_DESCRIPTOR, search_descriptor
+from greenroom_deferred.descriptors import (
+    CLIENT_SEARCH_CALL,
+    DISPATCH_DESCRIPTOR,
+    DISPATCH_TOOL,
+    LOAD_DESCRIPTOR,
+    SEARCH_TOOL,
+    search_descriptor,
+)
 from greenroom_deferred.events import SearchPerformed
 from greenroom_deferred.run_state import run_strategy
 from greenroom_deferred.state import DeferralState, Placement, PlacementSource
 from greenroom_deferred.strategies import Strategy
+
+NONE_FOUND: dict[str, list[str]] = {"tools": []}
+"""``ToolSearch``'s ``structured`` when it loaded nothing (shared: never changed)."""
 
 
 class RunTool:
@@ -51,7 +62,24 @@ class RunTool:
 
 
 class ToolSearch(RunTool):
-    """Finds deferred tools (keywords through the ranking hooks, ``select:``, browse)."""
+    """Finds deferred tools (keywords through the ranking hooks, ``select:``, browse).
+
+    Its result is text for the model: the tools found as a ``<functions>`` block, one
+    ``<function>{json}</function>`` line per tool (description, name, parameters), then
+    the ``select:`` names not found and how to call what was found; or why nothing was
+    found. ``structured`` is ``{"tools": [the names found, in order]}`` (empty when none).
+
+    The contract with a provider whose model searches on the client side (``native``
+    strategy; OpenAI's ``tool_search`` with ``execution: "client"``, Anthropic's
+    ``tool_reference`` results): the provider offers its API's search tool for the
+    tools in ``ModelRequest.deferred``, maps the model's search to a call named
+    ``tool_search`` (``CLIENT_SEARCH_CALL``) with ``{"query", "max_results"}``, which the
+    resolve hook turns into a call of this tool (same id), so greenroom's ranking and
+    priors answer it and it runs through validation, gates and events like any call.
+    The provider reads the names found from the result's ``<function>`` lines (the
+    runtime hands providers the result's text) and renders them as its API loads tools
+    (``tool_search_output``, ``tool_reference`` blocks), only those it sent deferred.
+    """
 
     def __init__(self, config: DeferredConfig) -> None:
         super().__init__(search_descriptor(config.max_results), config)
@@ -67,12 +95,12 @@ class ToolSearch(RunTool):
             # every tool is already in the model's list: nothing to rank (``select:`` still
             # answers with schemas by name, deferred or not)
             run.emit(SearchPerformed(step=run.step, query=query.text, mode=query.mode, results=()))
-            return ToolResult(answers.NOTHING_DEFERRED)
+            return ToolResult(answers.NOTHING_DEFERRED, structured=NONE_FOUND)
         if query.mode == "browse":
             shown, text = answers.browse(deferred, self.config.browse_limit)
             results = tuple((d.name, 0.0) for d in shown)
             run.emit(SearchPerformed(step=run.step, query="", mode="browse", results=results))
-            return ToolResult(text)
+            return ToolResult(text, structured=NONE_FOUND)
         by_name = catalog.by_name
         missing: list[str] = []
         if query.mode == "select":
@@ -88,10 +116,12 @@ class ToolSearch(RunTool):
         )
         matched = [by_name[n] for n, _ in scored if n in by_name]
         if not matched:
-            return ToolResult(answers.no_match(query, deferred, missing, self.config.browse_limit))
+            text = answers.no_match(query, deferred, missing, self.config.browse_limit)
+            return ToolResult(text, structured=NONE_FOUND)
         strategy = self.strategy(run)
-        strategy.promote(run, st, [d.name for d in matched], f"search {query.text!r}")
-        return ToolResult(answers.found(matched, missing, strategy.call_hint))
+        names = [d.name for d in matched]
+        strategy.promote(run, st, names, f"search {query.text!r}")
+        return ToolResult(answers.found(matched, missing, strategy.call_hint), structured={"tools": names})
 
     def _group(self, run: RunContext, st: DeferralState, query: SearchQuery) -> ToolResult:
         """``group:NAME``: the names (and first lines) of one group's tools, no schemas."""
@@ -99,8 +129,9 @@ class ToolSearch(RunTool):
         members, label = group_members(run, wanted)
         run.emit(SearchPerformed(step=run.step, query=query.text, mode="group", results=()))
         if members is None:
-            return ToolResult(answers.unknown_group(wanted, [g.id for g in run.groups.values()], domains(run)))
-        return ToolResult(answers.group_names(label, members, self.config.browse_limit * 4))
+            text = answers.unknown_group(wanted, [g.id for g in run.groups.values()], domains(run))
+            return ToolResult(text, structured=NONE_FOUND)
+        return ToolResult(answers.group_names(label, members, self.config.browse_limit * 4), structured=NONE_FOUND)
 
 
 class LoadTools(RunTool):
@@ -180,6 +211,15 @@ def unwrap(call: ToolCall) -> ToolCall | None:
     if isinstance(args, dict):
         return ToolCall(call.id, name, args)
     return ToolCall(call.id, name, None, json_text(args))
+
+
+def client_search(call: ToolCall, strategy: Strategy, names: Mapping[str, object]) -> ToolCall | None:
+    """The ``ToolSearch`` call a provider's client-side search stands for (same id and
+    arguments), when the run's strategy leaves searching to the provider and the agent
+    has no tool of that name itself; else None."""
+    if call.name != CLIENT_SEARCH_CALL or not strategy.needs_hosted_search or CLIENT_SEARCH_CALL in names:
+        return None
+    return ToolCall(call.id, SEARCH_TOOL, call.arguments, call.raw_arguments)
 
 
 def target_name(call: ToolCall) -> str:
