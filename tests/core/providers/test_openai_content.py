@@ -163,7 +163,7 @@ REASONING = {
 
 
 async def test_reasoning_items_are_kept_and_sent_back(server: FakeLLMServer, make_openai: Callable[..., Any]) -> None:
-    output = [
+    output: list[dict[str, Any]] = [
         {"type": "reasoning", "id": "rs_0", "summary": []},  # no encrypted content: it cannot be sent back
         REASONING,
         {
