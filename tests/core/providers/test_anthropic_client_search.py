@@ -13,12 +13,20 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fake_llm_server import FakeLLMServer, Reply, anthropic_message
+from fake_llm_server import ANTHROPIC_KEY_ENV, FakeLLMServer, Recorded, Reply, anthropic_message, top_level_raw
 
+from greenroom import events as ev
+from greenroom.build.compose import build_model
+from greenroom.config import AgentConfig
 from greenroom.models import Message, ModelRequest, SystemSection, ToolCall
+from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers._messages import CLIENT_SEARCH_TOOL, SEARCH_DESCRIPTION, SEARCH_PARAMETERS
+from greenroom.providers.anthropic import AnthropicProvider
+from greenroom.runtime import Runtime
 from greenroom.tokens.accounting import RequestAccounting
-from greenroom.tools import ToolDescriptor
+from greenroom.tools import ToolDescriptor, tool
+from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
+from greenroom_deferred.events import SearchPerformed
 
 pytestmark = pytest.mark.anyio
 
@@ -169,3 +177,72 @@ def strip(value: Any) -> Any:
     if isinstance(value, list):
         return [strip(v) for v in value]
     return value
+
+
+# ----------------------------------------------------------------------------- end to end
+
+
+def catalog_tool(name: str) -> Any:
+    def impl(city: str = "") -> str:
+        return f"{name}({city})"
+
+    topic, verb = name.split("_")
+    return tool(impl, name=name, description=f"{verb.capitalize()} {topic} records for the account, with filters.")
+
+
+def client_responder(rec: Recorded) -> Reply:
+    step = sum(1 for m in rec.body["messages"] if m["role"] == "assistant")
+    if step == 0:
+        blocks = [{"type": "tool_use", "id": "toolu_s1", "name": CLIENT_SEARCH_TOOL, "input": {"query": "weather"}}]
+    elif step == 1:
+        blocks = [{"type": "tool_use", "id": "toolu_w1", "name": "weather_get", "input": {"city": "Oslo"}}]
+    else:
+        blocks = [{"type": "text", "text": "Rain in Oslo."}]
+    return Reply(body=anthropic_message(blocks, cache_read=500 * step))
+
+
+async def test_a_run_searches_with_greenroom_and_the_api_loads_what_it_found(server: FakeLLMServer) -> None:
+    server.responder = client_responder
+    host = make_plugin_host(
+        records=[],
+        extra=[
+            AnthropicProvider(),
+            DeferredToolsPlugin(DeferredConfig(strategy="native", enabled=True, never_defer=("email_get",))),
+        ],
+    )
+    options = {"base_url": server.url, "api_key_env": ANTHROPIC_KEY_ENV, "tool_search": "client"}
+    model = build_model("anthropic:claude-test", options, host)
+    topics = ("weather", "calendar", "email", "billing", "github", "slack")
+    tools = [catalog_tool(f"{t}_{v}") for t in topics for v in ("get", "list", "create")]
+    runtime = Runtime(model=model, tools=tools, host=host, agent=AgentConfig(system_prompt="You help.", max_steps=4))
+    events: list[ev.Event] = []
+    runtime.events.subscribe(events.append)
+    session = runtime.session()
+    try:
+        outcome = await session.run("weather in Oslo?")
+    finally:
+        await model.aclose()
+    assert (outcome.stop_reason, outcome.text) == ("final", "Rain in Oslo.")
+
+    first, second, third = (r.body for r in server.requests)
+    by_name = {t["name"]: t for t in first["tools"]}
+    deferred = {n for n, t in by_name.items() if t.get("defer_loading")}
+    assert by_name[CLIENT_SEARCH_TOOL] == {**SEARCH, "cache_control": EPHEMERAL}
+    assert "email_get" not in deferred and "weather_get" in deferred
+    assert [t["name"] for t in first["tools"] if "cache_control" in t] == [CLIENT_SEARCH_TOOL]
+    # greenroom's search answered; the API gets references to the deferred tools it found
+    search_result = second["messages"][2]["content"][0]
+    assert search_result["tool_use_id"] == "toolu_s1"
+    refs = [b["tool_name"] for b in search_result["content"]]
+    assert all(b["type"] == "tool_reference" for b in search_result["content"])
+    assert "weather_get" in refs and set(refs) <= deferred
+    (searched,) = [e for e in events if isinstance(e, SearchPerformed)]
+    assert searched.query == "weather" and [name for name, _ in searched.results] == refs
+    # the tool it loaded ran like any other
+    ran = third["messages"][4]["content"][0]
+    assert (ran["tool_use_id"], ran["content"], ran["is_error"]) == ("toolu_w1", "weather_get(Oslo)", False)
+    # one prefix over the session: the same bytes, and one hash in the trace
+    prefixes = [(t["tools"], t["system"]) for t in (top_level_raw(r.raw) for r in server.requests)]
+    assert all(p == prefixes[0] for p in prefixes)
+    hashes = {e.prefix_hash for e in events if isinstance(e, ev.RequestSent)}
+    assert len(hashes) == 1
