@@ -1,10 +1,12 @@
 """A real Runtime driving the anthropic provider's stream against the fake server: a run
 with extended thinking and a tool call, its text heard as it arrives (never the
 thinking), the thinking turn sent back unchanged on the next step and after a saved
-session is resumed, and the same responses whether streamed or not."""
+session is resumed, the same responses whether streamed or not; and an image a tool
+returned sent to the model as an image block."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from greenroom.models import Message, ModelRequest, TextDelta, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.anthropic import AnthropicProvider
 from greenroom.runtime import Runtime
-from greenroom.tools import tool
+from greenroom.tools import MediaPart, ToolResult, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -139,3 +141,34 @@ async def test_streamed_and_whole_responses_are_the_same(server: FakeLLMServer) 
     assert streamed.message == whole.message  # type: ignore[union-attr]
     assert streamed.stop_reason == whole.stop_reason == "tool_use"  # type: ignore[union-attr]
     assert whole.tool_calls == (ToolCall("toolu_1", "add", {"a": 2, "b": 3}),)
+
+
+PNG = MediaPart("image", "image/png", base64.b64encode(b"\x89PNG\r\n\x1a\n fake").decode())
+
+
+@tool
+def screenshot() -> ToolResult:
+    """Take a screenshot."""
+    return ToolResult("Screenshot taken.", parts=(PNG,))
+
+
+async def test_an_image_a_tool_returned_reaches_the_model(server: FakeLLMServer) -> None:
+    def answer(rec: Recorded) -> Reply:
+        if len(rec.body["messages"]) == 1:
+            call = {"type": "tool_use", "id": "toolu_1", "name": "screenshot", "input": {}}
+            return Reply(body=anthropic_message([call]))
+        return Reply(body=anthropic_message([{"type": "text", "text": "A login page."}]))
+
+    server.responder = answer
+    host = make_plugin_host(records=[], extra=[AnthropicProvider()])
+    model = build_model("anthropic:claude-test", {"base_url": server.url, "api_key_env": ANTHROPIC_KEY_ENV}, host)
+    runtime = Runtime(model=model, tools=[screenshot], host=host, agent=AgentConfig(max_steps=3))
+    try:
+        outcome = await runtime.session().run("what is on screen?")
+    finally:
+        await model.aclose()
+    assert outcome.text == "A login page."
+    result = server.requests[1].body["messages"][2]["content"][0]
+    text, image = result["content"]
+    assert text["type"] == "text" and text["text"].startswith("Screenshot taken.")
+    assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG.data}}
