@@ -19,17 +19,18 @@ small images and is capped at the family's largest cost for big ones).
 A sound costs 32 tokens a second (the highest rate providers publish for audio input),
 its length read from a WAV header, else guessed at 16 KB a second (128 kbit/s).
 
-Estimates are kept per part (``media_tokens`` is cached), so a part counted when its
-result came back costs nothing when each later request counts it again.
+Estimates are kept per part (``media_tokens`` remembers the last few thousand, by a hash
+of their data, never the data itself), so a part counted when its result came back costs
+nothing when each later request counts it again.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import io
 import math
+import threading
 
 from greenroom.tools.base import MediaPart
 
@@ -51,9 +52,26 @@ def model_family(model: object) -> str:
     return provider if isinstance(provider, str) else ""
 
 
-@functools.lru_cache(maxsize=1024)
+_KEPT = 4096
+_estimates: dict[tuple[str, str, int, int, str], int] = {}
+_lock = threading.Lock()
+
+
 def media_tokens(part: MediaPart, family: str = "") -> int:
     """Estimated input tokens of ``part`` for a model of ``family`` (module docstring)."""
+    key = (part.kind, part.mime_type, len(part.data), hash(part.data), family)
+    known = _estimates.get(key)
+    if known is not None:
+        return known
+    tokens = _estimate(part, family)
+    with _lock:
+        if len(_estimates) >= _KEPT:
+            _estimates.clear()
+        _estimates[key] = tokens
+    return tokens
+
+
+def _estimate(part: MediaPart, family: str) -> int:
     if part.kind == "audio":
         return math.ceil(audio_seconds(part) * AUDIO_TOKENS_PER_SECOND)
     size = image_size(part)
