@@ -26,6 +26,8 @@ def print_session_costs(console: Console, label: str, results: dict[str, Any]) -
         base = results["all-eager"]["prices"][price]["cost"]
         rows = []
         for name, r in results.items():
+            if price not in r["prices"]:
+                continue  # a strategy only one provider has (native-openai)
             p = r["prices"][price]
             rows.append(
                 [
@@ -77,6 +79,8 @@ def plot_cumulative(results: dict[str, Any], path: Any, title: str) -> None:
     fig, axes = plt.subplots(1, len(prices), figsize=(5 * len(prices), 4), squeeze=False)
     for ax, price in zip(axes[0], prices, strict=False):
         for name, r in results.items():
+            if price not in r["prices"]:
+                continue
             series = r["prices"][price]["cumulative"]
             ax.plot(range(1, len(series) + 1), series, label=name)
         ax.set_title(price)

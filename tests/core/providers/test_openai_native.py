@@ -92,7 +92,7 @@ async def test_deferred_tools_go_behind_tool_search_in_namespaces(
         {
             "type": "namespace",
             "name": "weather",
-            "description": "2 tools of weather, loaded by tool search: weather_get, weather_list.",
+            "description": "2 tools of weather, loaded by tool search.",
             "tools": [fn(W_GET, defer_loading=True), fn(W_LIST, defer_loading=True)],
         },
         fn(LONE, defer_loading=True),
@@ -156,7 +156,7 @@ async def test_a_search_call_is_a_call_and_its_result_loads_what_it_found(
                 {
                     "type": "namespace",
                     "name": "weather",
-                    "description": "2 tools of weather, loaded by tool search: weather_get, weather_list.",
+                    "description": "2 tools of weather, loaded by tool search.",
                     "tools": [fn(W_GET)],
                 }
             ],

@@ -38,9 +38,6 @@ SEARCH_TOOL_JSON: dict[str, Any] = {
     "parameters": SEARCH_PARAMETERS,
 }
 
-NAMES_SHOWN = 40
-"""A namespace's description names at most this many of its tools."""
-
 _NOT_A_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -50,11 +47,10 @@ def namespace_name(group: str) -> str:
 
 
 def namespace_description(group: str, tools: Sequence[ToolDescriptor]) -> str:
-    """What the model reads of a namespace before its search loads any of it."""
-    names = [t.name for t in tools]
-    shown = ", ".join(names[:NAMES_SHOWN])
-    more = f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else ""
-    return f"{len(names)} tools of {group}, loaded by tool search: {shown}{more}."
+    """What the model reads of a namespace before its search loads any of it: the group
+    and how many tools it has. No names: a catalog of many small groups (hundreds of
+    namespaces) would pay for each on every step, and the search finds them by keywords."""
+    return f"{len(tools)} tools of {group}, loaded by tool search."
 
 
 def on_wire(request: ModelRequest) -> frozenset[str]:
