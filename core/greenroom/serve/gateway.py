@@ -99,9 +99,11 @@ class Gateway:
                 changes = self._changes()
                 if changes is not None:
                     tg.start_soon(self._follow_upstream, changes)
+                self.logical.later = tg.start_soon  # a run retired while held ends in the background
                 try:
                     yield
                 finally:
+                    self.logical.later = None
                     tg.cancel_scope.cancel()
         finally:
             await self.aclose()
@@ -163,15 +165,15 @@ class Gateway:
     # -- clients -------------------------------------------------------------------------
     async def client(self, ctx: ServerRequestContext[Any, Any]) -> ClientRun:
         """The run of the client that sent this request; started on its first request."""
-        # the per-client connection, for its state and its teardown: the 2025-11-25 SDK
-        # hands the low-level handlers no public way to it (sessions go with 2026-07-28)
-        conn = ctx.session._connection
+        conn = ctx.session._connection  # its state and teardown: the SDK has no public way to it
         run: ClientRun | None = conn.state.get(_STATE_KEY)
         if run is None:
             name = client_name_of(conn) if self.per_client else None
             if sessionless(conn):
                 key = self.caller_key(name)
-                run = await self.logical.run_for(key, name)
+                held = await self.logical.lease(key, name)
+                conn.exit_stack.push_async_callback(self.logical.release, held)  # this request holds it
+                run = held.run
                 conn.state[_STATE_KEY] = run
                 note_caller(self.limit_key(ctx, run))
                 await run.ready()

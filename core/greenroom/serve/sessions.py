@@ -11,6 +11,11 @@ ends it, so that what it learned is kept, once it has been idle for ``IDLE_SECON
 has lasted ``MAX_AGE_SECONDS`` or made ``MAX_CALLS`` calls (operators change them with
 the ``ENV`` variables); the caller's next request starts a new one. Ending happens at
 that next request or when the gateway stops.
+
+Requests of one caller come at once (a client with parallel tool calls, many clients
+without a name). Each request holds its run (``lease`` ... ``release``) while it is
+handled: a spent run is retired at once (new requests get a new run), and ended once the
+last request still holding it lets go, never under a request that is using it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
+import anyio
 import attrs
 
 from greenroom.serve.client import ClientRun
@@ -59,11 +66,21 @@ class Limits:
         return cls(calls=calls, **values)
 
 
-@attrs.define
+@attrs.define(eq=False)
 class Held:
+    """One kept run: since when, last used, how many requests hold it now, and whether
+    it was retired (it ends when the last of them lets go)."""
+
     run: ClientRun
     started: float
     used: float
+    holders: int = 0
+    retired: bool = False
+
+
+Later = Callable[..., Any]  # a task group's start_soon: (async function, run)
+"""How a run retired under a request is ended once that request lets go: in the
+background (the gateway's task group), so a request's teardown never waits on RunEnd."""
 
 
 class LogicalRuns:
@@ -74,9 +91,11 @@ class LogicalRuns:
         make: Callable[[str | None], ClientRun],
         end: Callable[[ClientRun], Awaitable[None]],
         limits: Limits | None = None,
+        later: Later | None = None,
     ) -> None:
         self._make = make
         self._end = end
+        self.later = later
         self._held: dict[str, Held] = {}
         self.limits = limits or Limits.from_env()
         self.clock: Callable[[], float] = time.monotonic
@@ -88,31 +107,54 @@ class LogicalRuns:
         lim = self.limits
         return now - held.used > lim.idle or now - held.started > lim.age or held.run.calls_made >= lim.calls
 
-    async def run_for(self, key: str, client_name: str | None) -> ClientRun:
-        """The caller's run: the one kept for ``key`` unless it is spent, else a new one."""
+    async def lease(self, key: str, client_name: str | None) -> Held:
+        """The caller's run, held for one request until ``release``: the one kept for
+        ``key`` unless it is spent, else a new one."""
         now = self.clock()
         held = self._held.get(key)
         if held is not None and self._spent(held, now):
-            del self._held[key]
-            await self._end(held.run)
+            await self._retire(self._held.pop(key))
             held = None
         if held is None:
             while len(self._held) >= MAX_CALLERS:  # bounded: the least recently used goes first
                 oldest = min(self._held, key=lambda k: self._held[k].used)
-                await self._end(self._held.pop(oldest).run)
+                await self._retire(self._held.pop(oldest))
             held = self._held[key] = Held(self._make(client_name), now, now)
         held.used = now
-        return held.run
+        held.holders += 1
+        return held
+
+    async def release(self, held: Held) -> None:
+        """The request is done with the run; a retired run ends with its last holder."""
+        held.holders -= 1
+        if held.retired and held.holders == 0:
+            if self.later is not None:
+                self.later(self._end_whole, held.run)
+            else:
+                await self._end_whole(held.run)
+
+    async def _end_whole(self, run: ClientRun) -> None:
+        with anyio.CancelScope(shield=True):  # a stop cancels the background: RunEnd still completes
+            await self._end(run)
+
+    async def _retire(self, held: Held) -> None:
+        held.retired = True
+        if held.holders == 0:
+            await self._end(held.run)
 
     async def end_spent(self) -> None:
-        """End every kept run that is spent (idle, old or full)."""
+        """Retire every kept run that is spent (idle, old or full)."""
         now = self.clock()
         for key in [k for k, h in self._held.items() if self._spent(h, now)]:
-            await self._end(self._held.pop(key).run)
+            await self._retire(self._held.pop(key))
 
     async def end_all(self) -> None:
+        """End every kept run, held or not (the gateway is stopping: its requests are done
+        or were cancelled)."""
         while self._held:
             _, held = self._held.popitem()
+            held.retired = True
+            held.holders = 0
             await self._end(held.run)
 
 
