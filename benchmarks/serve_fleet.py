@@ -71,7 +71,8 @@ def _operation(i: int, sdk: bool) -> tuple[str, dict[str, Any]]:
     return "load_tools", {"group_id": "mcp:time"}
 
 
-async def _clients(url: str, clients: int, ops: int, sdk: bool) -> dict[str, Any]:
+async def _clients(url: str, clients: int, ops: int, sdk: bool, worker: int) -> dict[str, Any]:
+    import mcp_types
     from mcp.client.client import Client
 
     latencies: list[float] = []
@@ -80,7 +81,9 @@ async def _clients(url: str, clients: int, ops: int, sdk: bool) -> dict[str, Any
 
     async def one(index: int) -> None:
         calls = per_client + (1 if index < extra else 0)
-        async with Client(url, mode="2026-07-28") as client:
+        # each client says who it is, as real ones do: the gateway's per-client limits count per client
+        me = mcp_types.Implementation(name=f"bench-{worker}-{index}", version="1")
+        async with Client(url, mode="2026-07-28", client_info=me) as client:
             for n in range(calls):
                 name, args = _operation(index + n, sdk)
                 started = time.perf_counter()
@@ -100,8 +103,8 @@ async def _clients(url: str, clients: int, ops: int, sdk: bool) -> dict[str, Any
     return {"latencies": latencies, "errors": errors}
 
 
-def _worker(url: str, clients: int, ops: int, sdk: bool, out: Any) -> None:
-    out.send(anyio.run(_clients, url, clients, ops, sdk))
+def _worker(url: str, clients: int, ops: int, sdk: bool, worker: int, out: Any) -> None:
+    out.send(anyio.run(_clients, url, clients, ops, sdk, worker))
 
 
 def drive(url: str, clients: int, ops: int, workers: int, sdk: bool) -> tuple[float, list[float], list[str]]:
@@ -114,7 +117,7 @@ def drive(url: str, clients: int, ops: int, workers: int, sdk: bool) -> tuple[fl
         share = clients // workers + (1 if w < clients % workers else 0)
         mine = ops // workers + (1 if w < ops % workers else 0)
         receive, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker, args=(url, share, mine, sdk, send))
+        proc = ctx.Process(target=_worker, args=(url, share, mine, sdk, w, send))
         proc.start()
         procs.append(proc)
         pipes.append(receive)

@@ -76,17 +76,27 @@ class Tally:
 
 
 async def caller(
-    url: str, calls: int, tally: Tally, *, mode: str = "2026-07-28", on_call: Any = None, bound: float = 60.0
+    url: str,
+    calls: int,
+    tally: Tally,
+    *,
+    mode: str = "2026-07-28",
+    name: str = "fleet-client",
+    on_call: Any = None,
+    bound: float = 60.0,
 ) -> None:
-    """One client making ``calls`` dispatched calls of ``time__get_current_time``; a
-    failure (a cut connection, a session the replica that held it took with it) is
-    counted and the client connects again, as a real client would."""
+    """One client (named ``name``, as real clients name themselves) making ``calls``
+    dispatched calls of ``time__get_current_time``; a failure (a cut connection, a
+    session the replica that held it took with it) is counted and the client connects
+    again, as a real client would."""
+    import mcp_types
     from mcp.client.client import Client
 
+    me = mcp_types.Implementation(name=name, version="1")
     done = 0
     while done < calls:
         try:
-            async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+            async with Client(url, mode=mode, client_info=me) as client:  # type: ignore[arg-type]
                 while done < calls:
                     started = time.perf_counter()
                     with anyio.fail_after(bound):

@@ -73,12 +73,13 @@ async def test_a_replica_killed_mid_load_loses_no_call_from_the_priors(tmp_path:
                 killed.set()
                 await anyio.to_thread.run_sync(first.kill)
 
-        async def client(mode: str) -> None:
-            await caller(fleet.url, CALLS, tally, mode=mode, on_call=kill_once_enough_succeeded)
+        async def client(i: int) -> None:
+            mode = "legacy" if i % 3 == 0 else "2026-07-28"  # a third keep a session
+            await caller(fleet.url, CALLS, tally, mode=mode, name=f"client-{i}", on_call=kill_once_enough_succeeded)
 
         async with anyio.create_task_group() as tg:
             for i in range(CLIENTS):
-                tg.start_soon(client, "legacy" if i % 3 == 0 else "2026-07-28")  # a third keep a session
+                tg.start_soon(client, i)
         assert killed.is_set()
         fleet.wait_out_of_rotation(first)
         assert tally.succeeded + len(tally.errors) == CLIENTS * CALLS  # every call ended, none hung
