@@ -32,8 +32,8 @@ wait for an event are bounded by what is left of ``timeout``; the events' iterat
 closed whoever stops reading; an attempt that fails before any text was yielded is
 retried as ``retry`` says (``retry.next_retry``, the same decision as ``complete``'s),
 one that fails after is raised with ``ProviderError.after_text`` (not retried: the text
-would show twice). A provider that writes neither method still has ``stream``: the
-whole response from ``complete``, its text as one delta.
+would show twice). A provider without both methods still has ``stream``: the whole
+response from ``complete``, its text as one delta.
 """
 
 from __future__ import annotations
@@ -179,7 +179,8 @@ class ProviderModel:
         """``TextDelta`` s of the model's text as it arrives, then the whole
         ``ModelResponse`` (module docstring). Close it (``contextlib.aclosing``) when
         stopping early: that closes the HTTP response."""
-        if type(self).open_stream is ProviderModel.open_stream:
+        own = type(self)
+        if own.open_stream is ProviderModel.open_stream or own.stream_reader is ProviderModel.stream_reader:
             response = await self.complete(request)
             if response.message.content:
                 yield TextDelta(response.message.content)
