@@ -247,3 +247,25 @@ async def test_responses_a_failed_event_is_a_server_error_retried(
     server.push(Reply(stream=broken), Reply(stream=broken), Reply(stream=broken))
     with pytest.raises(ProviderServerError, match=r"after 3 attempts: Something broke \(server_error\)"):
         await collect(make_openai(api="responses"))
+
+
+async def test_responses_stream_of_a_search_turn_with_reasoning(
+    server: FakeLLMServer, make_openai: Callable[..., Any]
+) -> None:
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA=="}
+    search: dict[str, Any] = {"type": "tool_search_call", "id": "tsc_1", "call_id": "call_s", "execution": "client"}
+    search = {**search, "arguments": {"query": "weather"}, "status": "completed"}
+    stream = responses_stream([reasoning, search])
+    # a summary delta of the reasoning is never shown
+    stream.insert(2, event("response.reasoning_summary_text.delta", output_index=0, item_id="rs_1", delta="hmm"))
+    server.push(Reply(stream=stream))
+    request = ModelRequest(system=(), tools=(ADD,), messages=REQUEST.messages, deferred=frozenset({"add"}))
+    text, final, _ = await collect(make_openai(api="responses", tool_search=True, reasoning_items=True), request)
+    assert text == "" and final.message.content == ""
+    assert final.tool_calls == (ToolCall("call_s", "tool_search", {"query": "weather"}, '{"query": "weather"}'),)
+    kept = final.message.provider_content
+    assert kept is not None and [b["type"] for b in kept.blocks] == ["reasoning", "tool_search_call"]
+    body = server.requests[0].body
+    assert body["include"] == ["reasoning.encrypted_content"] and body["stream"] is True
+    # its only tool stays loaded (the API wants one): nothing is left to search
+    assert [t["type"] for t in body["tools"]] == ["function"]
