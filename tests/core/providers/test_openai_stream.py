@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from fake_llm_server import SSE, FakeLLMServer, Reply, SleepRecorder
+from fake_llm_server import SSE, FakeLLMServer, Reply, SleepRecorder, chat_completion, openai_tool_call
 from openai_wire import chat_stream, chunk, event, message_item, response, responses_stream
 
 from greenroom.models import Message, ModelRequest, ModelResponse, StreamItem, TextDelta, ToolCall
@@ -269,3 +269,25 @@ async def test_responses_stream_of_a_search_turn_with_reasoning(
     assert body["include"] == ["reasoning.encrypted_content"] and body["stream"] is True
     # its only tool stays loaded (the API wants one): nothing is left to search
     assert [t["type"] for t in body["tools"]] == ["function"]
+
+
+async def test_a_stream_ends_with_the_response_complete_gives(
+    server: FakeLLMServer, make_openai: Callable[..., Any]
+) -> None:
+    whole = chat_completion(
+        "Adding.",
+        [openai_tool_call("call_a", "add", '{"a": 2, "b": 3}')],
+        prompt_tokens=2048,
+        completion_tokens=40,
+        cached_tokens=1920,
+    )
+    server.push(
+        Reply(body=whole),
+        Reply(
+            stream=chat_stream(["Add", "ing."], [("call_a", "add", ['{"a": 2,', ' "b": 3}'])], usage=(2048, 40, 1920))
+        ),
+    )
+    model = make_openai()
+    completed = await model.complete(REQUEST)
+    _, streamed, _ = await collect(model)
+    assert streamed == completed
