@@ -84,8 +84,9 @@ def server_pids(marker: str) -> list[int]:
         if not entry.isdigit():
             continue
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            # another process's name or arguments may be any bytes (a Latin-1 file name)
+            stat = Path(f"/proc/{entry}/stat").read_bytes().decode(errors="replace")
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
         # stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after ")"
