@@ -95,16 +95,20 @@ class Recorder:
         response = await self.model.complete(request)
         prefix = sum(tool_tokens(t) for t in request.tools) + count_tokens(request.system_text)
         key = "|".join(t.name for t in request.tools) + "\x00" + request.system_text
+        self.record(request, response, key, prefix)
+        return response
+
+    def record(self, request: ModelRequest, response: ModelResponse, prefix_key: str, prefix_tokens: int) -> None:
+        """Keep one request: its prefix (as a hash of ``prefix_key``), and its messages."""
         self.blocks.append(
             Request(
-                prefix_hash=str(hash(key)),
-                prefix_tokens=prefix,
+                prefix_hash=str(hash(prefix_key)),
+                prefix_tokens=prefix_tokens,
                 message_tokens=tuple(message_tokens(m) for m in request.messages),
                 message_ids=tuple(str(id(m)) for m in request.messages),
                 output_tokens=response.usage.output_tokens,
             )
         )
-        return response
 
 
 class OpenAIRecorder(Recorder):
@@ -122,15 +126,7 @@ class OpenAIRecorder(Recorder):
         body = self.renderer.build_body(request)
         prefix = sum(map(_seen_tokens, body.get("tools", ()))) + count_tokens(body.get("instructions", ""))
         key = compact_json(body.get("tools", [])) + "\x00" + str(body.get("instructions", ""))
-        self.blocks.append(
-            Request(
-                prefix_hash=str(hash(key)),
-                prefix_tokens=prefix,
-                message_tokens=tuple(message_tokens(m) for m in request.messages),
-                message_ids=tuple(str(id(m)) for m in request.messages),
-                output_tokens=response.usage.output_tokens,
-            )
-        )
+        self.record(request, response, key, prefix)
         return response
 
 
