@@ -152,7 +152,7 @@ def main() -> None:
     }
     for key, label in labels.items():
         m = report["median_s"][key]
-        print(f"{label:34} {m['streamed']:>8.3f}s {m['whole']:>8.3f}s {report['ratio'][key]:>6.2f}x")
+        print(f"{label:34} {m['streamed']:>8.3f}s {m['whole']:>8.3f}s {report['ratio'][key]:>6.3g}x")
     print(f"results: {RESULTS.relative_to(ROOT)}")
 
 
