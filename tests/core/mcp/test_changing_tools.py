@@ -29,7 +29,7 @@ def agent(folder: Path, turns: list[dict[str, Any]], *, defer: bool, extra: str 
     path = folder / "agent.toml"
     path.write_text(
         f'[agent]\nmodel = "scripted:script.jsonl"\nmax_steps = 12\n{extra}\n'
-        f"[[tools.mcp]]\nname = \"changing\"\ncommand = {json.dumps(sys.executable)}\n"
+        f'[[tools.mcp]]\nname = "changing"\ncommand = {json.dumps(sys.executable)}\n'
         f"args = [{json.dumps(str(SERVER))}]\ndefer = {'true' if defer else 'false'}\n{env}\n{plugin}"
     )
     return path
