@@ -252,10 +252,23 @@ class _Ending:
             loop.call_soon_threadsafe(scope.cancel)
 
         self._cancel = cancel
+        # While the loop waits, the signal may reach another thread (a worker's), and a
+        # plain handler would wait until the loop wakes (a model that streams slowly: an
+        # hour): through the loop, the signal wakes it wherever it lands.
+        through_loop = []
+        for signum in self._previous:
+            try:
+                loop.add_signal_handler(signum, self._on_signal, signum, None)
+            except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - no such support
+                continue
+            through_loop.append(signum)
         try:
             yield
         finally:
             self._cancel = None
+            for signum in through_loop:
+                loop.remove_signal_handler(signum)  # which leaves SIG_DFL: ours again, until __exit__
+                signal.signal(signum, self._on_signal)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if not self._started or (self._cancel is not None and self.signum is not None):
