@@ -218,6 +218,16 @@ class SleepRecorder:
 # ----------------------------------------------------------------------------- wire bodies
 
 
+def strip_cache_control(value: Any) -> Any:
+    """A request part without its prompt-cache breakpoints (the last message's moves on
+    with every request), to compare histories request to request."""
+    if isinstance(value, dict):
+        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [strip_cache_control(v) for v in value]
+    return value
+
+
 def openai_tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 

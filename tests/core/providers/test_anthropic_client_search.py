@@ -13,7 +13,15 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fake_llm_server import ANTHROPIC_KEY_ENV, FakeLLMServer, Recorded, Reply, anthropic_message, top_level_raw
+from fake_llm_server import (
+    ANTHROPIC_KEY_ENV,
+    FakeLLMServer,
+    Recorded,
+    Reply,
+    anthropic_message,
+    strip_cache_control,
+    top_level_raw,
+)
 
 from greenroom import events as ev
 from greenroom.build.compose import build_model
@@ -166,17 +174,9 @@ async def test_the_prefix_is_one_hash_and_the_history_only_grows(
     everything = RequestAccounting().describe_request(steps[0])
     assert sent[0].tools_tokens < everything.tools_tokens
     # and each request's history starts with the previous one's
-    histories = [json.dumps(strip(r["messages"])) for r in raws]
+    histories = [json.dumps(strip_cache_control(r["messages"])) for r in raws]
     for before, after in itertools.pairwise(histories):
         assert after.startswith(before[:-1])
-
-
-def strip(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: strip(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip(v) for v in value]
-    return value
 
 
 # ----------------------------------------------------------------------------- end to end

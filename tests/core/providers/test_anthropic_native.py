@@ -22,6 +22,7 @@ from fake_llm_server import (
     Recorded,
     Reply,
     anthropic_message,
+    strip_cache_control,
     top_level_raw,
 )
 
@@ -339,14 +340,6 @@ async def test_native_strategy_end_to_end_with_a_saved_and_resumed_session(
     assert all(p == prefixes[0] for p in prefixes)
     # ... and each request's history starts with the previous one's, byte for byte once
     # the moving breakpoints are left out
-    histories = [json.dumps(strip(r.body["messages"])) for r in server.requests]
+    histories = [json.dumps(strip_cache_control(r.body["messages"])) for r in server.requests]
     for before, after in itertools.pairwise(histories):
         assert after.startswith(before[:-1])
-
-
-def strip(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: strip(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip(v) for v in value]
-    return value

@@ -24,6 +24,7 @@ from fake_llm_server import (
     chat_completion,
     openai_tool_call,
     responses_object,
+    strip_cache_control,
     top_level_raw,
 )
 
@@ -92,15 +93,6 @@ def anthropic_responder(rec: Recorded) -> Reply:
         tool_input = {"a": 2, "b": "three"}  # Claude sends objects; make it invalid instead
     block = {"type": "tool_use", "id": f"toolu_{step}", "name": name, "input": tool_input}
     return Reply(body=anthropic_message([block], **usage))
-
-
-def strip_cache_control(value: Any) -> Any:
-    """The history without breakpoint markers (the last-message breakpoint moves on)."""
-    if isinstance(value, dict):
-        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip_cache_control(v) for v in value]
-    return value
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
