@@ -10,6 +10,8 @@ loads the plugins themselves.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from greenroom.plugins.discovery import PluginRecord
 
 HOOK = "greenroom_cli_commands"
+_registered: list[object] = []  # exit hooks registered once per process
 
 console = Console()
 err_console = Console(stderr=True)
@@ -93,9 +96,20 @@ def command_names(target: typer.Typer) -> set[str]:
     return names
 
 
+def _no_collection_at_exit() -> None:
+    """What a command leaves alive goes with the process: the interpreter's last
+    collections, which scan every object still tracked, are spared it (after a run over
+    100,000 tools they took 0.7 s). Registered as the command starts, so it runs after
+    the exit hooks the command registers (servers stopped), which run as ever."""
+    gc.freeze()
+
+
 def main(argv: list[str] | None = None) -> None:
     from greenroom._support.text import safe_streams
 
+    if _no_collection_at_exit not in _registered:
+        _registered.append(_no_collection_at_exit)
+        atexit.register(_no_collection_at_exit)
     # text that is not valid UTF-8 (a file name, an argument) is shown, never a crash
     safe_streams()
     args = list(argv) if argv is not None else sys.argv[1:]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import json
 import marshal
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from greenroom.tools.base import ToolCallContext, ToolDescriptor, ToolResult
+from greenroom.tools.catalog_records import CatalogError as CatalogError
+from greenroom.tools.catalog_records import read_bytes, records
 
 
 class CatalogFile:
@@ -71,6 +72,19 @@ class CatalogSchema(Mapping[str, Any]):
             self._value = value
         self.catalog = catalog
         self.index = index
+
+    @classmethod
+    def from_packed(cls, packed: bytes, catalog: CatalogFile, index: int) -> CatalogSchema:
+        """The schema of ``marshal`` bytes packed before (a read kept on disk)."""
+        schema = cls.__new__(cls)
+        schema._packed, schema._value = packed, None
+        schema.catalog, schema.index = catalog, index
+        return schema
+
+    @property
+    def packed(self) -> bytes | None:
+        """The packed bytes (None for a schema too deep to pack)."""
+        return self._packed
 
     def _read(self) -> dict[str, Any]:
         value = self._value
@@ -210,86 +224,8 @@ class CatalogTool:
 
 _KEYS = frozenset({"name", "description", "parameters", "group", "deferrable", "annotations"})
 
-_CHUNK = 512
-"""JSONL lines parsed together: one parse per chunk shares the strings of repeated keys
-("type", "properties", ...) within it, which per-line parsing copies on every line (about
-a fifth of a big catalog's memory)."""
-
 DIGEST_VERSION = 1
 """Part of every catalog digest: bump it when loading changes what a position holds."""
-
-
-class CatalogError(ValueError):
-    pass
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise CatalogError(f"{path}: catalog file not found") from None
-
-
-def _records(path: Path, data: bytes) -> Iterator[tuple[int, Any]]:
-    """``(key, record)``: the line number of each JSONL record, or the index of each
-    record of a JSON list."""
-    if path.suffix == ".json":
-        try:
-            loaded = json.loads(data)
-        except (ValueError, RecursionError) as exc:  # a UnicodeDecodeError is a ValueError
-            raise CatalogError(f"{path}: not valid JSON: {exc}") from None
-        if isinstance(loaded, dict) and "tools" in loaded:
-            loaded = loaded["tools"]
-        if not isinstance(loaded, list):
-            raise CatalogError(f"{path}: expected a list of tools (or {{'tools': [...]}})")
-        yield from enumerate(loaded)
-        return
-    chunk: list[tuple[int, bytes]] = []
-    for lineno, line in _lines(data):
-        if line.strip():
-            chunk.append((lineno, line))
-            if len(chunk) >= _CHUNK:
-                yield from _parse_chunk(path, chunk)
-                chunk = []
-    yield from _parse_chunk(path, chunk)
-
-
-def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """Numbered lines, split at line feeds only (a JSON string may hold U+2028, which
-    ``splitlines`` would cut at), without a list of them all."""
-    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # a byte order mark
-    lineno = 0
-    while start < len(data):
-        end = data.find(b"\n", start)
-        if end < 0:
-            end = len(data)
-        lineno += 1
-        yield lineno, data[start:end]
-        start = end + 1
-
-
-def _parse_chunk(path: Path, chunk: list[tuple[int, bytes]]) -> list[tuple[int, Any]]:
-    """The chunk's lines parsed as one JSON list; when that fails, or yields a different
-    number of values (a line holding two), line by line, for the same error as ever."""
-    if not chunk:
-        return []
-    try:
-        items = json.loads(b"[" + b",\n".join(line for _, line in chunk) + b"]")
-        if isinstance(items, list) and len(items) == len(chunk):
-            return [(lineno, item) for (lineno, _), item in zip(chunk, items, strict=True)]
-    except (ValueError, RecursionError):
-        pass
-    out = []
-    for lineno, line in chunk:
-        try:
-            out.append((lineno, json.loads(line.decode("utf-8"))))
-        except UnicodeDecodeError as exc:
-            raise CatalogError(f"{path}:{lineno}: not UTF-8 text: {exc}") from None
-        except json.JSONDecodeError as exc:
-            raise CatalogError(f"{path}:{lineno}: not valid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise CatalogError(f"{path}:{lineno}: nested too deeply to read") from None
-    return out
 
 
 class _Malformed(ValueError):
@@ -366,12 +302,23 @@ def read_catalog(path: str | Path, *, limit: int | None = None) -> CatalogFile:
 
 
 def _read_catalog(p: Path, limit: int | None) -> CatalogFile:
-    data = _read(p)
+    from greenroom.tools import catalog_disk
+
+    data = read_bytes(p)
     kind = "json" if p.suffix == ".json" else "jsonl"
     catalog = CatalogFile(str(p), catalog_digest(data, kind=kind, limit=limit))
+    if not catalog_disk.worth_keeping(data):
+        return _parse(p, data, kind, limit, catalog)
+    if catalog_disk.load(catalog):
+        return catalog
+    catalog_disk.store(_parse(p, data, kind, limit, catalog))
+    return catalog
+
+
+def _parse(p: Path, data: bytes, kind: str, limit: int | None, catalog: CatalogFile) -> CatalogFile:
     out = catalog.descriptors
     seen: set[str] = set()
-    for key, item in _records(p, data):
+    for key, item in records(p, data):
         try:
             name, params = _fields(item)
         except _Malformed as exc:
