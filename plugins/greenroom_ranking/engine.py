@@ -13,13 +13,16 @@ nothing after the rankers looks at more than their results.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
+import attrs
 import numpy as np
 
 from greenroom import Ranking, ScoredTool, SearchQuery, ToolDescriptor
 from greenroom.kit import passes_required
+from greenroom_ranking.analysis.routing import RoutingIndex
+from greenroom_ranking.analysis.split import merge, split_request
 from greenroom_ranking.cache import CorpusCache, View
 from greenroom_ranking.config import RankingConfig
 from greenroom_ranking.corpus import RankingCorpus
@@ -50,8 +53,15 @@ class RankingEngine:
         for ranker in self.config.rankers:
             self.cache.index(view.corpus, ranker)
 
-    def rank(self, query: SearchQuery, candidates: Sequence[ToolDescriptor]) -> CompositeRanking:
-        """Run the configured rankers; their fusion, with each one's ranking in ``parts``."""
+    def rank(
+        self, query: SearchQuery, candidates: Sequence[ToolDescriptor], groups: Mapping[str, str] | None = None
+    ) -> CompositeRanking:
+        """Run the configured rankers; their fusion, with each one's ranking in ``parts``.
+
+        ``groups`` (group id -> description, a run's ``ctx.groups``) goes into the routing
+        ranker's group documents. A long request that asks for several things is ranked
+        part by part and merged (``split_queries``, ``analysis.split``); ``parts`` then
+        hold the whole request's rankings."""
         if not candidates:  # nothing to rank: no index is built (or rebuilt) for it
             return CompositeRanking(self.name, (), tuple(Ranking(r, ()) for r in self.config.rankers))
         view = self.cache.view(candidates)
@@ -59,12 +69,30 @@ class RankingEngine:
         allowed = view.allowed
         if query.required:
             allowed = self.cache.text(corpus).required(query.required, allowed)
-        depth = self.config.depth
-        parts = tuple(
-            (ranker, *self._top(corpus, self.cache.index(corpus, ranker), query, allowed, depth))
-            for ranker in self.config.rankers
-        )
+        parts, positions, scores = self._fused(corpus, query, allowed, groups)
         c = self.config
+        pieces = split_request(query.text, c.split_min_words) if c.split_queries else []
+        if pieces:
+            ranked = []
+            for piece in pieces:
+                sub = attrs.evolve(query, text=piece, terms=SearchQuery.parse(piece).terms)
+                ranked.append(self._fused(corpus, sub, allowed, groups)[1:])
+            positions, scores = merge((positions, scores), ranked, len(corpus), corpus.ranks, c.split_whole_weight)
+        return CompositeRanking.of_arrays(
+            self.name, RankedArrays(corpus.names, corpus.ranks, corpus, positions, scores, parts)
+        )
+
+    def _fused(
+        self, corpus: RankingCorpus, query: SearchQuery, allowed: np.ndarray | None, groups: Mapping[str, str] | None
+    ) -> tuple[tuple[tuple[str, np.ndarray, np.ndarray], ...], np.ndarray, np.ndarray]:
+        """Each configured ranker's answer for ``query``, and their fusion."""
+        c = self.config
+        parts = []
+        for ranker in c.rankers:
+            index = self.cache.index(corpus, ranker)
+            if groups and isinstance(index, RoutingIndex):
+                index = index.described(groups)
+            parts.append((ranker, *self._top(corpus, index, query, allowed, c.depth)))
         positions, scores = fuse_arrays(
             parts,
             corpus.ranks,
@@ -74,9 +102,7 @@ class RankingEngine:
             k=c.rrf_k,
             depth=c.depth,
         )
-        return CompositeRanking.of_arrays(
-            self.name, RankedArrays(corpus.names, corpus.ranks, corpus, positions, scores, parts)
-        )
+        return tuple(parts), positions, scores
 
     @staticmethod
     def _top(
@@ -170,12 +196,16 @@ class RankingEngine:
         return cut(scored(names, positions[order][:limit], boosted[order][:limit]), self.config.min_score_ratio, limit)
 
     def search(
-        self, query: SearchQuery, candidates: Sequence[ToolDescriptor], prior: Prior | None = None
+        self,
+        query: SearchQuery,
+        candidates: Sequence[ToolDescriptor],
+        prior: Prior | None = None,
+        groups: Mapping[str, str] | None = None,
     ) -> list[ScoredTool]:
         """Rank and fuse with this engine alone (no other rankers), as the hooks would."""
         if query.mode != "keywords" or not candidates:
             return []
-        return self.finish(query, candidates, [self.rank(query, candidates)], prior)
+        return self.finish(query, candidates, [self.rank(query, candidates, groups)], prior)
 
     def fuse(self, rankings: Sequence[Ranking]) -> list[ScoredTool]:
         c = self.config

@@ -26,13 +26,14 @@ from typing import Any, Literal
 import attrs
 
 from greenroom import SearchQuery, ToolDescriptor, load_catalog
-from greenroom_ranking.config import BUILTIN_RANKERS, HYBRID_SETTINGS, RankingConfig
+from greenroom_ranking.config import BUILTIN_RANKERS, HYBRID_SETTINGS, HYBRID_V1_SETTINGS, V1_SETTINGS, RankingConfig
 from greenroom_ranking.text import keywords_form
 
 QueryForm = Literal["full", "keywords"]
 BASELINE = "bm25-plain"
 DEFAULT = "default"
 HYBRID = "hybrid"
+V1 = "-v1"
 
 
 @attrs.frozen
@@ -142,8 +143,16 @@ def percentile(values: Sequence[float], q: float) -> float:
 def ranker_config(spec: str, base: RankingConfig | None = None) -> RankingConfig:
     """The config a ranker spec means: ``default`` (the configured set), ``hybrid`` (the
     embedding preset, ``HYBRID_SETTINGS``), one built-in ranker (``bm25``), or a fusion
-    of several (``keyword+bm25``). Priors play no part in an offline evaluation."""
+    of several (``keyword+bm25``). A ``-v1`` suffix (``default-v1``, ``hybrid-v1``,
+    ``bm25-v1``) measures the spec as ranking was before fielded documents and query
+    splitting (``V1_SETTINGS``). Priors play no part in an offline evaluation."""
     base = base or RankingConfig()
+    if spec.endswith(V1):
+        spec = spec[: -len(V1)]
+        extra = HYBRID_V1_SETTINGS if spec == HYBRID else V1_SETTINGS
+        base = RankingConfig(**{**attrs.asdict(base, recurse=False), **extra})
+        if spec == HYBRID:
+            return base
     if spec == DEFAULT:
         return base
     if spec == HYBRID:
@@ -153,7 +162,8 @@ def ranker_config(spec: str, base: RankingConfig | None = None) -> RankingConfig
     if not names or unknown:
         raise ValueError(
             f"unknown ranker {spec!r}: use default, hybrid, {', '.join(BUILTIN_RANKERS)}, a+b, "
-            "or the name of an installed ranker plugin (greenroom plugins lists them)"
+            "any of them with -v1 (ranking before 2026-11), or the name of an installed ranker "
+            "plugin (greenroom plugins lists them)"
         )
     weights = {n: base.weights.get(n, base.default_weight) for n in names}
     return RankingConfig(**{**attrs.asdict(base, recurse=False), "rankers": names, "weights": weights})
@@ -220,6 +230,7 @@ def _searcher(ranker: str, config: RankingConfig | None, tools: Sequence[ToolDes
 
 
 def _is_builtin_spec(spec: str) -> bool:
+    spec = spec[: -len(V1)] if spec.endswith(V1) else spec
     return spec in (DEFAULT, HYBRID) or all(p.strip() in BUILTIN_RANKERS for p in spec.split("+"))
 
 

@@ -70,11 +70,19 @@ class SearchRankingPlugin(Plugin):
     ) -> Ranking | None:
         if query.mode != "keywords" or not candidates:
             return None
+        groups = self._group_descriptions(ctx)
         if "embedding" not in self.config.rankers:
-            return self.engine.rank(query, candidates)  # lexical: a few ms, not worth a thread hop
+            return self.engine.rank(query, candidates, groups)  # lexical: a few ms, not worth a thread hop
         # an embedding search runs a model forward pass (and, the first time, loads the
         # model and embeds the catalog): off the event loop, one search at a time
-        return await anyio.to_thread.run_sync(self.engine.rank, query, candidates, limiter=self._limiter)
+        return await anyio.to_thread.run_sync(self.engine.rank, query, candidates, groups, limiter=self._limiter)
+
+    def _group_descriptions(self, ctx: RunContext | None) -> dict[str, str] | None:
+        """The run's group (server) descriptions, by group id, for the routing ranker's
+        group documents; None when no routing ranker runs or there is no run."""
+        if ctx is None or "routing" not in self.config.rankers:
+            return None
+        return {g.id: g.description for g in ctx.groups.values() if g.description}
 
     @hookimpl
     def greenroom_search_tools(
@@ -89,6 +97,6 @@ class SearchRankingPlugin(Plugin):
         if not candidates:  # an answer, not None: no other fuser needs to try
             return []
         if not any(self.engine.owns(r) for r in rankings):
-            rankings = [*rankings, self.engine.rank(query, candidates)]
+            rankings = [*rankings, self.engine.rank(query, candidates, self._group_descriptions(ctx))]
         prior = ctx.priors.get if ctx is not None and self.config.prior_weight > 0 else None
         return self.engine.finish(query, candidates, rankings, prior)

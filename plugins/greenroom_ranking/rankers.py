@@ -261,6 +261,26 @@ def _plain_tokens(texts: list[str]) -> list[list[str]]:
     return [list(d) for d in out] if texts else []
 
 
+def _bm25_table(corpus: RankingCorpus, config: RankingConfig) -> BM25Table:
+    """The bm25 ranker's table: BM25F over fields (``analysis.fields``) or, with
+    ``bm25_document = "flat"``, bm25s over one flat document."""
+    if config.bm25_document == "flat":
+        return BM25Table.build(_bm25_documents(corpus, config), config.bm25_k1, config.bm25_b)
+    from greenroom_ranking.analysis.fields import analysed_fields, field_weights, weighted_postings
+
+    documents = analysed_fields(corpus.tools, analyze_documents, parameters=config.index_parameters)
+    vocab, data, indices, indptr = weighted_postings(
+        documents, field_weights(config.field_weights), config.bm25_k1, config.bm25_b
+    )
+    return BM25Table(vocab, data, indices, indptr, len(corpus))
+
+
+def _bm25_settings(c: RankingConfig) -> tuple[Any, ...]:
+    if c.bm25_document == "flat":  # the key the flat table had before fields existed: its stored tables stay valid
+        return (c.bm25_k1, c.bm25_b, c.name_weight, c.index_parameters)
+    return (c.bm25_k1, c.bm25_b, c.index_parameters, "fields", tuple(sorted(c.field_weights.items())))
+
+
 def _bm25_documents(corpus: RankingCorpus, config: RankingConfig) -> list[list[str]]:
     # one document at a time: the texts of 100,000 tools are never all held at once
     texts = (tool_document(t, name_weight=config.name_weight, params=config.index_parameters) for t in corpus.tools)
@@ -292,11 +312,7 @@ def _table(
 
 PARTS: dict[str, Part] = {
     "text": Part(lambda c: (), lambda corpus, _c: CorpusText.build(corpus), CorpusText.from_arrays),
-    "bm25": Part(
-        lambda c: (c.bm25_k1, c.bm25_b, c.name_weight, c.index_parameters),
-        _table(_bm25_documents),
-        BM25Table.from_arrays,
-    ),
+    "bm25": Part(_bm25_settings, _bm25_table, BM25Table.from_arrays),
     "bm25-plain": Part(lambda c: (c.bm25_k1, c.bm25_b), _table(_plain_documents), BM25Table.from_arrays),
 }
 
@@ -318,6 +334,13 @@ def _embedding(corpus: RankingCorpus, config: RankingConfig, _parts: Mapping[str
     return build_embedding(corpus, config)
 
 
+def _routing(corpus: RankingCorpus, config: RankingConfig, parts: Mapping[str, Any]) -> Index:
+    from greenroom_ranking.analysis.routing import RoutingIndex
+
+    tools = BM25Index(corpus, parts["bm25"])
+    return RoutingIndex(corpus, tools, config.routing_groups, config.bm25_k1, config.bm25_b)
+
+
 RANKERS: dict[str, Ranker] = {
     "keyword": Ranker(
         ("text",),
@@ -328,6 +351,7 @@ RANKERS: dict[str, Ranker] = {
     "bm25-plain": Ranker(
         ("bm25-plain",), PARTS["bm25-plain"].settings, lambda cat, _c, p: PlainBM25Index(cat, p["bm25-plain"])
     ),
+    "routing": Ranker(("bm25",), lambda c: (*_bm25_settings(c), c.routing_groups), _routing),
     "embedding": Ranker(
         (),
         lambda c: (c.embedding_model, c.embedding_parameters, c.embedding_min_similarity, c.embedding_cache),

@@ -17,7 +17,8 @@ from gr_testutil import EXAMPLES, env_with_path, pip_install
 
 DIST = "greenroom-group-boost"
 
-# Ranks three tools of three groups for a query naming the "support" group, with and
+# Ranks three tools of three groups for a query naming the "support" group (whose words
+# create_page's description holds too, so the built-in rankers put it first), with and
 # without the plugin enabled, in the process that sees it installed.
 PROBE = """
 import json
@@ -28,7 +29,7 @@ from greenroom.providers.scripted import ScriptedModel
 
 CATALOG = [
     ToolDescriptor("create_invoice", "Create an invoice document", group="billing"),
-    ToolDescriptor("create_page", "Create a page in the document store", group="docs"),
+    ToolDescriptor("create_page", "Create a support document page in the document store", group="docs"),
     ToolDescriptor("create_ticket", "Open a ticket for a customer", group="support"),
 ]
 
