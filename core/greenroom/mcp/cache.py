@@ -1,9 +1,12 @@
 """The listing cache: what a server listed, saved on disk so a later process builds its
 catalog without starting the server.
 
-One JSON file per server identity under ``<state dir>/mcp-cache/``. An unreadable or
-foreign file is ignored (the server is listed again), and a cache that cannot be written
-costs a start later, nothing more.
+One file per server identity under ``<state dir>/mcp-cache/``: a first line of JSON with
+what the server said about itself, then one line of JSON per tool (JSON Lines), so that a
+listing of 100,000 tools is read a few hundred lines at a time into packed schemas
+(``ListingBuilder``) rather than parsed whole. An unreadable or foreign file is ignored
+(the server is listed again), and a cache that cannot be written costs a start later,
+nothing more.
 """
 
 from __future__ import annotations
@@ -11,16 +14,21 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from greenroom._support.storage import state_dir, write_json_atomic
+from greenroom._support.storage import state_dir
 from greenroom.config import McpServerConfig
-from greenroom.mcp.listing import McpListing, McpToolSpec
+from greenroom.mcp.listing import ListingBuilder, McpListing
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = "greenroom.mcp-cache/1"
+CACHE_FORMAT = "greenroom.mcp-cache/2"
+_CHUNK = 512
+"""Tool lines parsed together: one parse per chunk shares the strings of repeated keys."""
 
 
 def cache_key(config: McpServerConfig, base_dir: str | Path = ".") -> str:
@@ -35,44 +43,112 @@ def cache_key(config: McpServerConfig, base_dir: str | Path = ".") -> str:
 
 
 def cache_path(config: McpServerConfig, base_dir: str | Path = ".") -> Path:
-    return state_dir() / "mcp-cache" / f"{cache_key(config, base_dir)}.json"
+    return state_dir() / "mcp-cache" / f"{cache_key(config, base_dir)}.jsonl"
 
 
 def read_cached_listing(config: McpServerConfig, base_dir: str | Path = ".") -> McpListing | None:
     """The listing saved by an earlier process, or None (missing or unreadable)."""
     path = cache_path(config, base_dir)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-            return None
-        return McpListing(
-            tools=tuple(McpToolSpec.from_json(t) for t in data.get("tools", [])),
-            instructions=data.get("instructions"),
-            server_name=data.get("server_name"),
-            server_version=data.get("server_version"),
-            listed_at=float(data.get("listed_at", 0.0)),
-        )
+        data = path.read_bytes()
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except OSError as exc:
+        log.warning("ignoring unreadable MCP listing cache %s: %s", path, exc)
+        return None
+    try:
+        return _parse(config.name, data)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         log.warning("ignoring unreadable MCP listing cache %s: %s", path, exc)
         return None
 
 
+def _parse(server: str, data: bytes) -> McpListing | None:
+    end = data.find(b"\n")
+    head = json.loads(data[: end if end >= 0 else len(data)])
+    if not isinstance(head, dict) or head.get("format") != CACHE_FORMAT:
+        return None
+    builder = ListingBuilder(f"MCP server {server!r}", keep_lines=False)
+    for line, record in _records(data, end + 1 if end >= 0 else len(data)):
+        if not isinstance(record, dict):
+            raise ValueError("a tool line is not an object")
+        builder.add(record, line)
+    if len(builder.specs) != head.get("tools"):
+        raise ValueError(f"{len(builder.specs)} tools where the header says {head.get('tools')}")
+    listed_at = head.get("listed_at")
+    return builder.listing(
+        instructions=head.get("instructions"),
+        server_name=head.get("server_name"),
+        server_version=head.get("server_version"),
+        listed_at=float(listed_at) if isinstance(listed_at, int | float) else 0.0,
+    )
+
+
+def _records(data: bytes, start: int) -> Iterator[tuple[bytes, Any]]:
+    """Each tool line with its record, parsed ``_CHUNK`` lines at a time."""
+    chunk: list[bytes] = []
+    while start < len(data):
+        end = data.find(b"\n", start)
+        if end < 0:
+            raise ValueError("the last line is cut short")  # every line is written with its newline
+        chunk.append(data[start:end])
+        start = end + 1
+        if len(chunk) >= _CHUNK:
+            yield from _parsed(chunk)
+            chunk = []
+    yield from _parsed(chunk)
+
+
+def _parsed(chunk: list[bytes]) -> list[tuple[bytes, Any]]:
+    if not chunk:
+        return []
+    records = json.loads(b"[" + b",".join(chunk) + b"]")
+    if len(records) != len(chunk):
+        raise ValueError("a line holds more than one tool")
+    return list(zip(chunk, records, strict=True))
+
+
 def write_cached_listing(config: McpServerConfig, base_dir: str | Path, listing: McpListing) -> None:
-    data = {
+    """Save ``listing``: atomically (a crash leaves the old file or the new one), readable
+    by its owner only. Its ``encoded`` lines are written and let go."""
+    head = {
         "format": CACHE_FORMAT,
         "server": config.name,
         "server_name": listing.server_name,
         "server_version": listing.server_version,
         "instructions": listing.instructions,
         "listed_at": listing.listed_at,
-        "tools": [t.to_json() for t in listing.tools],
+        "tools": len(listing.tools),
     }
+    lines = listing.encoded
+    if lines is None or len(lines) != len(listing.tools):
+        builder = ListingBuilder(config.name)
+        for spec in listing.tools:
+            builder.add_spec(spec)
+        lines = builder.lines or []
     try:
-        write_json_atomic(cache_path(config, base_dir), data)
-    except OSError as exc:  # a read-only state folder costs a restart later, nothing more
+        _write(cache_path(config, base_dir), json.dumps(head).encode("ascii"), lines)
+    except (OSError, ValueError) as exc:  # a read-only state folder costs a restart later, nothing more
         log.warning("could not write the MCP listing cache for %r: %s", config.name, exc)
+    if listing.encoded is not None:
+        listing.encoded.clear()
+
+
+def _write(path: Path, head: bytes, lines: list[bytes]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # mkstemp creates the file 0600, and os.replace keeps the mode of the file it moves
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(head + b"\n")
+            for line in lines:
+                out.write(line + b"\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 __all__ = ["CACHE_FORMAT", "cache_key", "cache_path", "read_cached_listing", "write_cached_listing"]

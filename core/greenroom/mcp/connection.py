@@ -24,7 +24,7 @@ from anyio.abc import TaskStatus
 from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
 from greenroom.mcp.errors import first_error
-from greenroom.mcp.listing import McpListing, McpToolSpec, schema_fault
+from greenroom.mcp.listing import ListingBuilder, McpListing, McpToolSpec, schema_fault
 from greenroom.mcp.oauth.provider import LoginRequired, auth_for
 from greenroom.mcp.sdk import (
     ClientSession,
@@ -40,7 +40,8 @@ from greenroom.tools import ToolResult
 log = logging.getLogger(__name__)
 
 CLIENT_INFO = mcp_types.Implementation(name="greenroom", version="0")
-_MAX_LIST_PAGES = 100
+_MAX_LIST_PAGES = 100_000
+"""Pages of one listing at most (a server that lists 100,000 tools ten at a time still fits)."""
 _STDERR_TAIL = 1500
 
 
@@ -171,9 +172,11 @@ async def run_session(
 
 
 async def list_server(session: ClientSession, init: mcp_types.InitializeResult) -> McpListing:
-    """Every page of the server's tools, with what it said about itself at start-up."""
-    specs: list[McpToolSpec] = []
+    """Every page of the server's tools, with what it said about itself at start-up. Each
+    page is taken in (its schemas packed) and let go before the next is asked for."""
+    builder = ListingBuilder(f"MCP server {init.server_info.name if init.server_info else ''!r}")
     cursor: str | None = None
+    cursors: set[str] = set()
     for _ in range(_MAX_LIST_PAGES):  # a paginator that never ends cannot hang us
         params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
         try:
@@ -181,15 +184,18 @@ async def list_server(session: ClientSession, init: mcp_types.InitializeResult) 
         except pydantic.ValidationError:
             # one tool the SDK refuses (no inputSchema, say) would cost the whole server
             listed, cursor = await _tools_one_by_one(session, params)
-            specs.extend(listed)
+            for spec in listed:
+                builder.add_spec(spec)
         else:
-            specs.extend(McpToolSpec.from_mcp(t) for t in page.tools)
+            for tool in page.tools:
+                builder.add_mcp(tool)
             cursor = page.next_cursor
-        if not cursor:
+            del page
+        if not cursor or cursor in cursors:  # a cursor seen before would list the same pages again
             break
+        cursors.add(cursor)
     info = init.server_info
-    return McpListing(
-        tools=tuple(specs),
+    return builder.listing(
         instructions=init.instructions,
         server_name=info.name if info else None,
         server_version=info.version if info else None,

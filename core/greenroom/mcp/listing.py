@@ -1,15 +1,28 @@
 """What an MCP server says about itself: its tools (as greenroom keeps them) and instructions.
 
 Plain data with a JSON form, so the listing cache and the naming rules need no SDK.
+
+A listing of 100,000 tools must not cost 100,000 parsed schemas. ``ListingBuilder``
+keeps each tool's ``inputSchema`` packed, as a catalog file's schemas are
+(``greenroom.tools.catalog.CatalogSchema``): the listing is a ``CatalogFile`` of its own,
+so what is derived from a whole catalog (each schema's problem, token costs, a search
+index) is computed once per listing and found again on disk under its digest, and a tool
+parses its schema only when it is sent or called. The builder also keeps each tool's line
+of the cache file (``encoded``) until the cache is written, so the listing is serialised
+once, and the digest is of those very bytes: a listing read back from the cache has the
+digest of the one that was written.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from greenroom.tools.catalog import CatalogFile, CatalogSchema
 from greenroom.tools.schema.problem import SchemaFault, SchemaProblem
 
 if TYPE_CHECKING:
@@ -23,6 +36,7 @@ class McpToolSpec:
     name: str
     description: str = ""
     input_schema: Mapping[str, Any] = attrs.field(factory=lambda: {"type": "object"})
+    """As the server sent it: a plain mapping, or packed (``CatalogSchema``) by ``ListingBuilder``."""
     title: str | None = None
     fault: str | None = None
     """Why the listed ``inputSchema`` cannot be used (missing, or not a JSON object): the
@@ -94,13 +108,90 @@ def schema_fault(raw: Mapping[str, Any]) -> str | None:
 
 @attrs.frozen
 class McpListing:
-    """What a server said about itself: its tools and its instructions."""
+    """What a server said about itself: its tools and its instructions.
+
+    ``digest`` identifies the tools (names, descriptions, schemas, in order) when the
+    listing came from ``ListingBuilder`` (empty otherwise); ``catalog`` is then the
+    catalog its packed schemas belong to, and ``encoded`` the cache file's lines of its
+    tools until the cache is written (``greenroom.mcp.cache`` empties it)."""
 
     tools: tuple[McpToolSpec, ...]
     instructions: str | None = None
     server_name: str | None = None
     server_version: str | None = None
     listed_at: float = 0.0
+    digest: str = attrs.field(default="", eq=False)
+    catalog: CatalogFile | None = attrs.field(default=None, eq=False, repr=False)
+    encoded: list[bytes] | None = attrs.field(default=None, eq=False, repr=False)
+
+    def same_tools(self, other: McpListing | None) -> bool:
+        """Whether ``other`` lists the same tools (by digest when both have one)."""
+        if other is None:
+            return False
+        if self.digest and other.digest:
+            return self.digest == other.digest
+        return self.tools == other.tools
 
 
-__all__ = ["NO_SCHEMA", "McpListing", "McpToolSpec", "schema_fault"]
+def encode_tool(record: Mapping[str, Any]) -> bytes:
+    """One tool's line in the cache file: compact, ASCII, keys in a fixed order."""
+    return json.dumps(record, separators=(",", ":"), check_circular=False).encode("ascii")
+
+
+class ListingBuilder:
+    """Collects a listing tool by tool, each schema packed as it comes (see the module).
+
+    ``source`` names the listing in messages (the server). ``keep_lines``: keep each
+    tool's cache line for writing the cache (a listing read from the cache has its file)."""
+
+    def __init__(self, source: str, *, keep_lines: bool = True) -> None:
+        self.catalog = CatalogFile(source, "")
+        self.specs: list[McpToolSpec] = []
+        self.lines: list[bytes] | None = [] if keep_lines else None
+        self._hash = hashlib.blake2b(digest_size=20)
+
+    def add(self, record: dict[str, Any], line: bytes | None = None) -> None:
+        """A tool as its cache record (``McpToolSpec.to_json``), with its line when known."""
+        if line is None:
+            line = encode_tool(record)
+        self._hash.update(line + b"\n")
+        if self.lines is not None:
+            self.lines.append(line)
+        schema = record.get("inputSchema")
+        if not isinstance(schema, dict):
+            schema = {"type": "object"}
+        # a schema without "type" is made provider-ready by McpTool (rare): kept as sent
+        packed = CatalogSchema(schema, self.catalog, len(self.specs)) if "type" in schema else schema
+        title, fault = record.get("title"), record.get("fault")
+        self.specs.append(
+            McpToolSpec(
+                name=str(record["name"]),
+                description=str(record.get("description") or ""),
+                input_schema=packed,
+                title=title if isinstance(title, str) else None,
+                fault=fault if isinstance(fault, str) else None,
+            )
+        )
+
+    def add_spec(self, spec: McpToolSpec) -> None:
+        self.add(spec.to_json())
+
+    def add_mcp(self, tool: mcp_types.Tool) -> None:
+        """A tool of a ``tools/list`` page (the SDK's model), its schema dict taken as is."""
+        schema = tool.input_schema if isinstance(tool.input_schema, dict) and tool.input_schema else {"type": "object"}
+        record: dict[str, Any] = {
+            "name": tool.name,
+            "description": tool.description or tool.title or "",
+            "inputSchema": schema,
+        }
+        record["title"] = tool.title
+        self.add(record)
+
+    def listing(self, **info: Any) -> McpListing:
+        """The listing (``info``: instructions, server_name, server_version, listed_at)."""
+        digest = self._hash.hexdigest()
+        self.catalog.digest = f"mcp-listing.{digest}"  # given its final form by McpServer.tools()
+        return McpListing(tools=tuple(self.specs), digest=digest, catalog=self.catalog, encoded=self.lines, **info)
+
+
+__all__ = ["NO_SCHEMA", "ListingBuilder", "McpListing", "McpToolSpec", "encode_tool", "schema_fault"]

@@ -29,7 +29,7 @@ from greenroom.mcp.host.thread import CLOSE_TIMEOUT, McpHost, in_caller_loop
 from greenroom.mcp.listing import McpListing
 from greenroom.mcp.naming import ToolNamer
 from greenroom.mcp.results import masked, to_tool_result
-from greenroom.mcp.tool import McpTool
+from greenroom.mcp.tool import ListedTools, McpTool
 from greenroom.tools import ToolDescriptor, ToolResult
 from greenroom.tools.base import Progress
 
@@ -88,7 +88,7 @@ class McpServer:
         self._redact_result = Redactor(self.secrets)
         self._listing: McpListing | None = read_cached_listing(config, base_dir)
         self._listing_is_live = False
-        self._tools: dict[tuple[str, int], McpTool] = {}  # by MCP name and occurrence in the listing
+        self._listed = ListedTools()
         # host-loop state
         self._conn: Connection | None = None
         self._starting: _Start | None = None
@@ -134,19 +134,7 @@ class McpServer:
 
     def tools(self) -> list[McpTool]:
         """Tools from the latest listing (empty when the server was never listed)."""
-        if self._listing is None:
-            return []
-        out = []
-        seen: dict[str, int] = {}
-        for spec in self._listing.tools:
-            # a name listed twice is two tools (the namer gives the copy a suffix), not one lost
-            n = seen[spec.name] = seen.get(spec.name, 0) + 1
-            name = self._namer.name(self.name, spec.name, self.config.naming, n)
-            tool = self._tools.get((spec.name, n))
-            if tool is None or tool.spec != spec:
-                tool = self._tools[spec.name, n] = McpTool(self, spec, name)
-            out.append(tool)
-        return out
+        return self._listed.of(self, self._listing, self._namer)
 
     def descriptors(self) -> list[ToolDescriptor]:
         return [t.descriptor for t in self.tools()]
@@ -323,7 +311,7 @@ class McpServer:
         before, self._listing = self._listing, listing
         self._listing_is_live = True
         write_cached_listing(self.config, self.base_dir, listing)
-        if before is not None and before.tools != listing.tools:
+        if before is not None and not listing.same_tools(before):
             self.on_change(self)
 
     async def _relist(self, conn: Connection | None = None) -> None:

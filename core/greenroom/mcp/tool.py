@@ -7,6 +7,7 @@ the server and the limit, never sent.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import weakref
 from collections.abc import Mapping
@@ -14,17 +15,22 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from greenroom.mcp.listing import McpToolSpec
+from greenroom.mcp.listing import McpListing, McpToolSpec
 from greenroom.mcp.observe import McpRequest, observed, run_hook
 from greenroom.tools import ToolCallContext, ToolDescriptor, ToolResult
+from greenroom.tools.catalog import CatalogSchema
 
 if TYPE_CHECKING:
+    from greenroom.mcp.naming import ToolNamer
     from greenroom.mcp.server import McpServer
 
 
-def tool_parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
+def tool_parameters(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     """A tool's input schema as the providers take it: Anthropic requires ``"type":
-    "object"`` at the top, which some servers leave out (the MCP spec requires it too)."""
+    "object"`` at the top, which some servers leave out (the MCP spec requires it too).
+    A packed schema (which has a ``type``: see ``ListingBuilder``) stays packed."""
+    if type(schema) is CatalogSchema:
+        return schema
     params = dict(schema)
     if "type" not in params:
         params = {"type": "object", **params}
@@ -120,4 +126,45 @@ class McpTool:
         return f"<mcp tool {self._descriptor.name} ({self.server.name}/{self.spec.name})>"
 
 
-__all__ = ["McpTool", "server_slots", "take_slot", "tool_parameters"]
+class ListedTools:
+    """A server's tools from its latest listing, named once per listing.
+
+    The listing's catalog (``McpListing.catalog``) is given the tools' descriptors and a
+    digest of everything they say (the listing's digest, the names given, the group), so
+    what is derived from the whole catalog is found again in a later process that names
+    the same tools alike."""
+
+    def __init__(self) -> None:
+        self.listing: McpListing | None = None
+        self.tools: list[McpTool] = []
+
+    def of(self, server: McpServer, listing: McpListing | None, namer: ToolNamer) -> list[McpTool]:
+        if listing is None:
+            return []
+        known = self.listing
+        if listing is known or (known is not None and listing.digest and known.digest == listing.digest):
+            self.listing = listing  # the same tools, listed again: names, specs and catalog stay
+            return list(self.tools)
+        tools = []
+        seen: dict[str, int] = {}
+        naming = server.config.naming
+        for spec in listing.tools:
+            # a name listed twice is two tools (the namer gives the copy a suffix), not one lost
+            n = seen[spec.name] = seen.get(spec.name, 0) + 1
+            tools.append(McpTool(server, spec, namer.name(server.name, spec.name, naming, n)))
+        catalog = listing.catalog
+        if catalog is not None:
+            h = hashlib.blake2b(digest_size=20)
+            h.update(f"{listing.digest}\n{server.group_id}\n".encode("utf-8", "surrogatepass"))
+            for tool in tools:
+                h.update(tool.descriptor.name.encode("utf-8", "surrogatepass") + b"\n")
+            catalog.descriptors = [t.descriptor for t in tools]
+            digest = f"mcp-listing.{h.hexdigest()}"
+            if catalog.digest != digest:
+                catalog.digest = digest
+                catalog.derived.clear()
+        self.listing, self.tools = listing, tools
+        return list(tools)
+
+
+__all__ = ["ListedTools", "McpTool", "server_slots", "take_slot", "tool_parameters"]
