@@ -1,10 +1,13 @@
-"""Checking a tool's parameter schema: what is found when a tool loads (shape, types,
-regexes, references, depth), what the meta-schema check adds at the first call, and
-that a schema both checks pass can validate any arguments without raising."""
+"""Checking a tool's parameter schema: what the walk finds (shape, types, regexes,
+references, depth), what the meta-schema check adds, that the one judgement (both) is
+what a run and a config check ask alike, that jsonschema-rs's quick yes never differs
+from jsonschema's, and that a schema both checks pass can validate any arguments without
+raising."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -13,7 +16,16 @@ from gr_testutil import DATASETS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from greenroom.tools.schema.check import MAX_SCHEMA_DEPTH, compile_validator, load_problem, meta_schema_problem
+from greenroom.tools.schema.check import (
+    MAX_SCHEMA_DEPTH,
+    _fast_accept,
+    catalog_problems,
+    compile_validator,
+    full_problem,
+    load_problem,
+    meta_schema_problem,
+    schema_problem,
+)
 from greenroom.tools.schema.problem import SchemaFault
 
 
@@ -208,3 +220,49 @@ def test_checking_never_raises_and_a_schema_that_passes_validates_anything(schem
         return
     # both checks passed: validating any JSON value with it must answer, not raise
     list(compile_validator(schema).iter_errors(instance))
+
+
+# ------------------------------------------------------------ one judgement, run and check
+
+EXAMPLES_AS_TEXT = obj(kind={"type": "string", "description": "e.g. music, dance", "examples": "music, dance"})
+"""The kind of schema a config check rejected and a run took (four in seal_tools): the
+walk finds nothing, the 2020-12 meta-schema says ``examples`` must be an array."""
+
+
+def test_a_schema_only_the_meta_schema_rejects_is_judged_invalid_by_the_one_judgement() -> None:
+    assert load_problem(EXAMPLES_AS_TEXT) is None
+    problem = schema_problem(EXAMPLES_AS_TEXT)
+    assert problem is not None and problem.fault is SchemaFault.META_SCHEMA
+    assert problem.where == "#/properties/kind/examples" and "not of type 'array'" in problem.detail
+    assert full_problem is schema_problem
+
+
+def test_a_catalog_is_judged_by_the_one_judgement_whoever_asks(tmp_path: Path) -> None:
+    from greenroom._support.digest_cache import DigestCache
+    from greenroom.tools.catalog import read_catalog
+
+    path = tmp_path / "c.jsonl"
+    records = [
+        {"name": "fine", "parameters": obj(q={"type": "string"})},
+        {"name": "odd", "parameters": EXAMPLES_AS_TEXT},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    cache = DigestCache(tmp_path / "cache")
+    run = catalog_problems(read_catalog(path), cache=cache)  # what a run asks
+    check = catalog_problems(read_catalog(path), full=True, cache=cache)  # what a config check asks
+    assert list(run) == list(check) == [1] and run[1] == check[1] == schema_problem(EXAMPLES_AS_TEXT)
+
+
+def test_a_dialect_that_is_not_built_in_is_judged_without_fetching_it() -> None:
+    schema = {"$schema": "http://127.0.0.1:9/my-dialect", "type": "object", "examples": "x"}
+    assert not _fast_accept(schema)  # jsonschema-rs would fetch it: jsonschema decides
+    problem = meta_schema_problem(schema)  # as 2020-12, the default
+    assert problem is not None and problem.where == "#/examples"
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=_schemas | st.dictionaries(st.sampled_from(["examples", "default", "title", "$comment"]), _values))
+def test_jsonschema_rs_accepts_no_schema_jsonschema_rejects(schema: dict[str, Any]) -> None:
+    if _fast_accept(schema):
+        validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        assert jsonschema.exceptions.best_match(validator(validator.META_SCHEMA).iter_errors(schema)) is None

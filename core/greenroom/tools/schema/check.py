@@ -2,23 +2,30 @@
 
 An invalid schema (an unknown type, a regex Python cannot compile, a ``$ref`` to nothing)
 makes jsonschema raise while validating a call, and a provider reject every request
-that carries it. Two checks find such schemas before a call does:
+that carries it. A schema is judged by one function, ``schema_problem``, wherever it is
+judged (a run, ``greenroom config check``, an MCP server's listing):
 
-- ``load_problem`` runs when a tool loads, for every tool: it walks the schema once,
-  without recursion and with a depth bound, checking what validation relies on (each
-  subschema's shape, ``type`` names, keyword values, ``pattern`` regexes, ``$ref``
-  targets). jsonschema's ``check_schema`` checks neither regexes nor references, and on
-  the 2020-12 meta-schema it costs about a millisecond a schema: seconds at every start
-  for a catalog of thousands of tools, most of which are never called.
-- ``meta_schema_problem`` is ``check_schema`` against the schema's own dialect (2020-12
-  when it names none), run once per tool the first time its arguments are validated.
+- ``load_problem``: one walk over the schema, without recursion and with a depth bound,
+  checking what validation relies on (each subschema's shape, ``type`` names, keyword
+  values, ``pattern`` regexes, ``$ref`` targets), which the meta-schema does not check;
+- then ``meta_schema_problem``: the schema against its own dialect's meta-schema
+  (2020-12 when it names none, as JSON Schema and MCP say). A schema the meta-schema
+  rejects is invalid (``"examples": "a, b"`` where the keyword must be an array, say):
+  MCP requires tool schemas to conform to their dialect, and a provider that checks
+  schemas refuses the whole request that carries one. jsonschema's check costs about a
+  millisecond a schema on the 2020-12 meta-schema, seconds for a catalog of thousands of
+  tools, so jsonschema-rs checks first and only a schema it rejects (or cannot check) is
+  checked by jsonschema, which alone says no and words the problem.
 
 Remote ``$ref`` targets are never fetched: a validator built by ``validator_for`` knows
-only the schema and the dialects' meta-schemas.
+only the schema and the dialects' meta-schemas, and jsonschema-rs is asked only about
+schemas whose dialect it has built in.
 
-For a catalog file both checks run over the whole catalog at once and their findings are
-kept on disk under the catalog's digest (``catalog_problems``): a process that loads a
-known catalog checks no schema.
+For a catalog file (or an MCP listing, kept as one) ``schema_problem`` runs over the
+whole catalog at once and its findings are kept on disk under the catalog's digest
+(``catalog_problems``): a process that loads a known catalog checks no schema. A tool of
+no catalog (a Python tool) is walked when it loads and meets the meta-schema at its first
+call.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 import referencing.jsonschema
 from jsonschema_specifications import REGISTRY as DIALECTS
 
@@ -258,9 +266,34 @@ def load_problem(schema: Any) -> SchemaProblem | None:
 
 _META: dict[type, jsonschema.protocols.Validator] = {}
 
+_BUILT_IN = frozenset(
+    str(cls.META_SCHEMA.get("$id") or cls.META_SCHEMA.get("id"))
+    for cls in (
+        jsonschema.Draft4Validator,
+        jsonschema.Draft6Validator,
+        jsonschema.Draft7Validator,
+        jsonschema.Draft201909Validator,
+        jsonschema.Draft202012Validator,
+    )
+)
+"""``$schema`` values whose meta-schema jsonschema-rs has built in (any other it would fetch)."""
+
+
+def _fast_accept(schema: Mapping[str, Any]) -> bool:
+    """jsonschema-rs's meta-schema check says yes (no means: ask jsonschema)."""
+    dialect = schema.get("$schema")
+    if dialect is not None and dialect not in _BUILT_IN:
+        return False
+    try:
+        return bool(jsonschema_rs.meta.is_valid(schema if isinstance(schema, dict) else dict(schema)))
+    except Exception:  # a value it cannot take (a non-string key, a huge number): jsonschema decides
+        return False
+
 
 def meta_schema_problem(schema: Mapping[str, Any]) -> SchemaProblem | None:
     """What the dialect's meta-schema rejects in ``schema`` (its most relevant error)."""
+    if _fast_accept(schema):
+        return None
     cls = validator_class(schema)
     meta = _META.get(cls)
     if meta is None:
@@ -281,39 +314,43 @@ def _short(text: str, width: int = 300) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-LOAD_CHECKS = "schema-load.v2"
-"""The digest cache's namespace for ``load_problem`` over a catalog (bump with the check)."""
+SCHEMA_CHECKS = "schema.v3"
+"""The digest cache's namespace for ``schema_problem`` over a catalog (bump with the check)."""
 
-FULL_CHECKS = "schema-full.v2"
-"""... and for ``load_problem`` then ``meta_schema_problem`` (what a config check reports)."""
+LOAD_CHECKS = FULL_CHECKS = SCHEMA_CHECKS
+"""Former names of the one namespace (a run and a config check once judged apart)."""
 
 
-def full_problem(schema: Any) -> SchemaProblem | None:
-    """What ``load_problem`` finds, and else what the dialect's meta-schema rejects."""
+def schema_problem(schema: Any) -> SchemaProblem | None:
+    """The judgement of a parameter schema: what ``load_problem`` finds, and else what
+    the dialect's meta-schema rejects; None for a usable schema."""
     found = load_problem(schema)
     if found is None and isinstance(schema, Mapping):
         found = meta_schema_problem(schema)
     return found
 
 
+full_problem = schema_problem
+"""The same judgement, by the name ``greenroom.build`` knows it."""
+
+
 def catalog_problems(
-    catalog: CatalogFile, *, full: bool = False, cache: DigestCache | None = None
+    catalog: CatalogFile, *, full: bool = True, cache: DigestCache | None = None
 ) -> dict[int, SchemaProblem]:
     """The problem of each schema in ``catalog`` that has one, by position: what
-    ``load_problem`` finds, or with ``full`` what ``full_problem`` finds. Computed once for
-    the whole catalog and kept under its digest, in the process and on disk."""
-    namespace = FULL_CHECKS if full else LOAD_CHECKS
-    known: dict[int, SchemaProblem] | None = catalog.derived.get(namespace)
+    ``schema_problem`` finds (``full`` is the same judgement; it is kept for callers that
+    name it). Computed once for the whole catalog and kept under its digest, in the
+    process and on disk."""
+    known: dict[int, SchemaProblem] | None = catalog.derived.get(SCHEMA_CHECKS)
     if known is None:
-        check = full_problem if full else load_problem
 
         def build() -> dict[int, SchemaProblem]:
             work["schema checks"] += len(catalog.descriptors)
-            found = ((i, check(peek_schema(d.parameters))) for i, d in enumerate(catalog.descriptors))
+            found = ((i, schema_problem(peek_schema(d.parameters))) for i, d in enumerate(catalog.descriptors))
             return {i: p for i, p in found if p is not None}
 
         known = (cache or default_digest_cache()).get_or_build(
-            namespace,
+            SCHEMA_CHECKS,
             catalog.digest,
             build,
             encode=lambda found: {
@@ -322,7 +359,7 @@ def catalog_problems(
             },
             decode=lambda value: _decode_problems(value, len(catalog.descriptors)),
         )
-        catalog.derived[namespace] = known
+        catalog.derived[SCHEMA_CHECKS] = known
     return known
 
 
@@ -341,6 +378,7 @@ __all__ = [
     "FULL_CHECKS",
     "LOAD_CHECKS",
     "MAX_SCHEMA_DEPTH",
+    "SCHEMA_CHECKS",
     "SchemaFault",
     "SchemaProblem",
     "catalog_problems",
@@ -348,5 +386,6 @@ __all__ = [
     "full_problem",
     "load_problem",
     "meta_schema_problem",
+    "schema_problem",
     "validator_class",
 ]
