@@ -10,9 +10,10 @@ from greenroom import SearchQuery, ToolDescriptor
 from greenroom.kit import IdentityMemo
 from greenroom_deferred.listing import first_line
 
-_LINES: IdentityMemo[str] = IdentityMemo(1024)
+_LINES: IdentityMemo[str] = IdentityMemo(1024, weak=True)
 """Each found tool's ``<function>`` line, by descriptor: a tool found again (a session
-searches around the same tools) is not serialised again."""
+searches around the same tools) is not serialised again. Held weakly: a catalog
+descriptor's schema holds its whole catalog, which must go with its runtime."""
 
 
 def function_line(tool: ToolDescriptor) -> str:

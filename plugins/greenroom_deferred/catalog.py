@@ -19,9 +19,11 @@ from greenroom_deferred.state import DeferralState
 
 _KEPT = 8  # derived lists kept per kind: a few runtimes and sessions in one process
 
-_agent: IdentityMemo[Sequence[ToolDescriptor]] = IdentityMemo(_KEPT)
-_deferred: IdentityMemo[list[ToolDescriptor]] = IdentityMemo(_KEPT)
-_grouped: IdentityMemo[tuple[frozenset[str], frozenset[str]]] = IdentityMemo(_KEPT)
+# Held weakly by the catalog (or session state) they were derived from: what a closed
+# runtime made goes with it, not kept for the collector to scan in every later collection.
+_agent: IdentityMemo[Sequence[ToolDescriptor]] = IdentityMemo(_KEPT, weak=True)
+_deferred: IdentityMemo[list[ToolDescriptor]] = IdentityMemo(_KEPT, weak=True)
+_grouped: IdentityMemo[tuple[frozenset[str], frozenset[str]]] = IdentityMemo(_KEPT, weak=True)
 
 
 def agent_tools(ctx: RunContext) -> Sequence[ToolDescriptor]:
@@ -38,10 +40,10 @@ def deferred_tools(ctx: RunContext, st: DeferralState) -> Sequence[ToolDescripto
     """The agent's tools that are deferred in this session (the same list object until the
     catalog or a placement changes: rankers key their own caches on it)."""
     tools = agent_tools(ctx)
-    hit = _deferred.lookup((tools, st), st.revision)
+    hit = _deferred.lookup((st, tools), st.revision)
     if hit is not None:
         return hit[0]
-    return _deferred.put((tools, st), [d for d in tools if st.is_deferred(d.name)], st.revision)
+    return _deferred.put((st, tools), [d for d in tools if st.is_deferred(d.name)], st.revision)
 
 
 def grouped_names(ctx: RunContext, *, deferred_only: bool = False) -> frozenset[str]:
@@ -61,20 +63,20 @@ def find_descriptor(ctx: RunContext, name: str) -> ToolDescriptor | None:
     return ctx.catalog().find(name)
 
 
-_domains: IdentityMemo[dict[str, list[ToolDescriptor]]] = IdentityMemo(_KEPT)
+_domains: IdentityMemo[dict[str, list[ToolDescriptor]]] = IdentityMemo(_KEPT, weak=True)
 
 
 def _by_group(ctx: RunContext) -> dict[str, list[ToolDescriptor]]:
     """The agent's tools by their descriptor's group (a tool group's id, or a catalog's
     domain), in catalog order."""
-    tools = agent_tools(ctx)
-    hit = _domains.lookup((tools,))
+    catalog = ctx.catalog()  # what the agent's tools are derived from, one to one
+    hit = _domains.lookup((catalog,))
     if hit is not None:
         return hit[0]
     out: dict[str, list[ToolDescriptor]] = {}
-    for d in tools:
+    for d in agent_tools(ctx):
         out.setdefault(d.group or "", []).append(d)
-    return _domains.put((tools,), out)
+    return _domains.put((catalog,), out)
 
 
 def domains(ctx: RunContext) -> list[str]:

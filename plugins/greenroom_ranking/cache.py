@@ -52,18 +52,27 @@ def forget() -> None:
 
 
 def _share(corpus: RankingCorpus) -> tuple[RankingCorpus, bool]:
-    """The process's corpus with this digest (registering this one if none); whether it
-    was already there."""
+    """``corpus``, holding the parts and indexes of the process's corpus with the same
+    digest if there is one (whether there was), and shared from now on in its place.
+
+    The same digest means the same tools, but a runtime built again holds other
+    descriptor objects: were the known corpus handed out, the process would keep the
+    descriptors of every runtime built before (100,000 at a time, scanned by every
+    garbage collection from then on). Parts and indexes hold names and arrays, never
+    descriptors, so they move to the new corpus and the old one goes with its runtime."""
     digest = corpus.digest
     with _SHARED_LOCK:
-        known = _SHARED.get(digest)
+        known = _SHARED.pop(digest, None)
         if known is not None:
-            _SHARED.move_to_end(digest)
-            return known, True
+            with known.lock:
+                corpus.parts.update(known.parts)
+                corpus.indexes.update(known.indexes)
+                if "ranks" in vars(known):  # computed already (a cached property): the same names
+                    vars(corpus).setdefault("ranks", known.ranks)
         _SHARED[digest] = corpus
         while len(_SHARED) > KEEP_CORPORA:
             _SHARED.popitem(last=False)
-        return corpus, False
+        return corpus, known is not None
 
 
 @functools.lru_cache(maxsize=1)

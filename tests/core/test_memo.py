@@ -1,7 +1,10 @@
 """IdentityMemo: a hit needs the very same objects (not equal ones) and the same tag, a
-kept None is told from a miss, and the oldest entry goes first when it is full."""
+kept None is told from a miss, the oldest entry goes first when it is full, and a weak
+memo's entry goes with its first object."""
 
 from __future__ import annotations
+
+import gc
 
 from greenroom.kit import IdentityMemo
 
@@ -33,3 +36,24 @@ def test_the_oldest_entry_goes_first_and_the_size_stays_bounded() -> None:
         assert len(memo) <= 3
     assert memo.lookup((keys[-1],)) == (9_999,) and memo.lookup((keys[-3],)) == (9_997,)
     assert memo.lookup((keys[-4],)) is None
+
+
+class Owner:
+    """An object that takes weak references (a runtime's catalog, a descriptor)."""
+
+
+def test_a_weak_entry_goes_with_its_first_object() -> None:
+    memo: IdentityMemo[list[int]] = IdentityMemo(8, weak=True)
+    owner, other = Owner(), Owner()
+    memo.put((owner, other), [1, 2], "tag")
+    assert memo.lookup((owner, other), "tag") == ([1, 2],)
+    del owner
+    gc.collect()
+    assert len(memo) == 0  # nothing of it is kept for the collector to scan
+
+
+def test_a_weak_memo_keeps_nothing_for_an_object_without_weak_references() -> None:
+    memo: IdentityMemo[int] = IdentityMemo(8, weak=True)
+    key = (1, 2)  # a tuple takes no weak reference
+    assert memo.put((key,), 3) == 3
+    assert memo.lookup((key,)) is None and len(memo) == 0

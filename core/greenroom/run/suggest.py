@@ -357,7 +357,7 @@ def close_names(name: str, pool: Sequence[str], n: int = 3) -> list[str]:
     return index.close(name, n)
 
 
-_by_catalog: IdentityMemo[NameIndex] = IdentityMemo(1)
+_by_catalog: IdentityMemo[NameIndex] = IdentityMemo(1, weak=True)  # goes with its catalog
 
 
 def close_in(catalog: Sequence[ToolDescriptor], name: str, n: int = 3) -> list[str]:

@@ -49,7 +49,7 @@ LOOSE_BATCH = 256
 """Descriptors outside any catalog are kept on disk when a call asks for this many."""
 
 _LOOSE_LIMIT = 200_000
-_loose: IdentityMemo[int] = IdentityMemo(_LOOSE_LIMIT)  # by descriptor, tagged with the field
+_loose: IdentityMemo[int] = IdentityMemo(_LOOSE_LIMIT, weak=True)  # by descriptor, tagged with the field
 
 
 def _text(d: ToolDescriptor, field: str) -> str:

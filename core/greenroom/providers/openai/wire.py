@@ -27,9 +27,10 @@ MAX_IMAGE_BYTES = 20 * 1024 * 1024
 AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 """Chat Completions' ``input_audio`` formats, by MIME type."""
 
-_FUNCTIONS: IdentityMemo[dict[str, Any]] = IdentityMemo(8192)
+_FUNCTIONS: IdentityMemo[dict[str, Any]] = IdentityMemo(8192, weak=True)
 """Each tool's definition fields, by descriptor and strictness: a schema is checked for
-strict mode once, and the same definition is sent on every step."""
+strict mode once, and the same definition is sent on every step. Held weakly: a catalog
+descriptor's schema holds its whole catalog, which must go with its runtime."""
 
 
 def function_fields(tool: ToolDescriptor, strict: bool) -> dict[str, Any]:
