@@ -13,6 +13,8 @@ figure is a ratio against a baseline measured in the same run:
 - peak memory of those runs against the smallest size;
 - an unknown tool name's error against a known tool's call and a dict lookup;
 - the listing's tokens against ``listing_budget``, and the groups and tools it names;
+- once: a runtime of 50,000 tools built, run and closed three times in one process, each
+  build against the first, with the objects the garbage collector still tracks after each;
 - once: tokenizer load and ``greenroom --help`` against ``python -c "import pluggy"``.
 
 A measurement that fails is recorded (``failed [n]`` in its table, the error below it)
@@ -44,12 +46,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from scale_catalog import DATASETS, Catalog, available, build, write_config
 from scale_measure import STRATEGIES, bare_step, listing, misspelled, search, step_overhead
-from scale_process import session_start, startup
+from scale_process import rebuild, session_start, startup
 from scale_report import plot, print_report
 
 PER_SIZE = ("listing", "search", "misspelled", "steps", "session")
 SESSION_QUERY = "book a flight to paris"  # the searching session's one ToolSearch
-MEASUREMENTS = (*PER_SIZE, "startup")
+MEASUREMENTS = (*PER_SIZE, "rebuild", "startup")
 
 
 @dataclass(frozen=True)
@@ -61,11 +63,23 @@ class Settings:
     repeat: int = 3
     session_repeat: int = 5
     startup_repeat: int = 15
+    rebuild_size: int = 50_000  # the runtime built three times in one process
+    rebuild_repeat: int = 3
     misses: int = 50
     step_seconds: float = 20.0  # a slow strategy is timed over fewer steps, never longer
 
 
-QUICK = Settings(searches=20, steps=20, repeat=1, session_repeat=1, startup_repeat=3, misses=10, step_seconds=5.0)
+QUICK = Settings(
+    searches=20,
+    steps=20,
+    repeat=1,
+    session_repeat=1,
+    startup_repeat=3,
+    misses=10,
+    step_seconds=5.0,
+    rebuild_size=5_000,
+    rebuild_repeat=1,
+)
 
 
 def attempt(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -112,7 +126,7 @@ def measure_size(
         out["session"] = attempt(lambda: session_start(write_config(catalog, "run"), s.session_repeat))
         step("session with a search in new processes")
         searching = write_config(catalog, "run-search", search=SESSION_QUERY)
-        out["session_search"] = attempt(lambda: session_start(searching, s.session_repeat))
+        out["session_search"] = attempt(lambda: session_start(searching, s.session_repeat, searches=True))
     gc.collect()
     return out
 
@@ -128,7 +142,7 @@ def run(sizes: list[int], only: set[str], s: Settings, console: Console) -> dict
     }
     per_measurement = {"steps": len(STRATEGIES), "session": 2}  # the rest take one unit each
     units = len(sizes) * sum(per_measurement.get(m, 1) for m in PER_SIZE if m in only)
-    units += len(sizes) + ("startup" in only) + ("steps" in only)
+    units += len(sizes) + ("startup" in only) + ("steps" in only) + ("rebuild" in only)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with tempfile.TemporaryDirectory(prefix="greenroom-scale-") as tmp, Progress(*columns, console=console) as bar:
         task = bar.add_task("starting", total=units)
@@ -151,6 +165,13 @@ def run(sizes: list[int], only: set[str], s: Settings, console: Console) -> dict
                 bar.advance(task)
                 results["by_size"][str(size)] = measure_size(catalog, only, s, bare, step)
                 del catalog
+            if "rebuild" in only:
+                bar.update(task, description=f"{s.rebuild_size:,} tools: a runtime built 3 times in one process")
+                catalog = build(s.rebuild_size, Path(tmp) / f"rebuild-{s.rebuild_size}")
+                config = write_config(catalog, "rebuild", search=SESSION_QUERY)
+                results["rebuild"] = {"tools": s.rebuild_size, **attempt(lambda: rebuild(config, s.rebuild_repeat))}
+                del catalog
+                bar.advance(task)
             if "startup" in only:
                 bar.update(task, description="start-up: tokenizer, --help, import pluggy")
                 results["startup"] = attempt(lambda: startup(s.startup_repeat))

@@ -99,23 +99,83 @@ def greenroom(*args: str) -> list[str]:
     return [sys.executable, "-m", "greenroom.cli", *args]
 
 
-def session_start(config: Path, repeat: int) -> dict[str, Any]:
-    """``greenroom run CONFIG hi`` (the scripted model answers at once) in a new process,
-    with cold and warm disk caches: medians of wall time, and peak memory."""
-    cmd = greenroom("run", str(config), "hi")
+def _search_ms(trace: Path) -> float:
+    """How long the run's first ToolSearch took, from its trace (``tool_result``): in a
+    cold run, mostly the ranking plugin building its index."""
+    for line in trace.read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        if event.get("kind") == "tool_result" and event.get("tool") == "ToolSearch":
+            return float(event["duration_ms"])
+    return float("nan")
+
+
+def session_start(config: Path, repeat: int, *, searches: bool = False) -> dict[str, Any]:
+    """``greenroom run CONFIG hi`` (the scripted model answers at once, or ``searches``
+    first) in a new process, with cold and warm disk caches: medians of wall time, and
+    peak memory; for a searching run also how long its ToolSearch took (``--trace``)."""
     cold: list[Child] = []
     warm: list[Child] = []
+    searched: dict[str, list[float]] = {"cold": [], "warm": []}
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="greenroom-scale-home-") as home:
-            cold.append(checked(cmd, _env(home)))
-            warm.append(checked(cmd, _env(home)))
-    return {
+            for kind, children in (("cold", cold), ("warm", warm)):
+                trace = Path(home) / f"{kind}.jsonl"
+                extra = ["--trace", str(trace)] if searches else []
+                children.append(checked(greenroom("run", str(config), "hi", *extra), _env(home)))
+                if searches:
+                    searched[kind].append(_search_ms(trace))
+    out = {
         "cold_ms": statistics.median(c.seconds for c in cold) * 1000,
         "warm_ms": statistics.median(c.seconds for c in warm) * 1000,
         "cold_peak_mb": max(c.peak_mb for c in cold),
         "warm_peak_mb": max(c.peak_mb for c in warm),
         "peak_mb": max(c.peak_mb for c in [*cold, *warm]),
     }
+    if searches:
+        out["cold_search_ms"] = statistics.median(searched["cold"])
+        out["warm_search_ms"] = statistics.median(searched["warm"])
+    return out
+
+
+REBUILD = """
+import gc, json, sys, time
+import anyio
+from greenroom.build.compose import build_runtime
+
+async def session(rt):
+    try:
+        await rt.session().run("hi")
+    finally:
+        await rt.aclose()
+
+out = []
+for _ in range(int(sys.argv[2])):
+    started = time.perf_counter()
+    rt = build_runtime(sys.argv[1])
+    anyio.run(session, rt)
+    seconds = time.perf_counter() - started
+    del rt
+    gc.collect()
+    out.append({"seconds": seconds, "tracked": len(gc.get_objects())})
+print(json.dumps(out))
+"""
+
+
+def rebuild(config: Path, repeat: int, builds: int = 3) -> dict[str, Any]:
+    """A runtime built, run (one session) and closed ``builds`` times in one new process,
+    as a server or a notebook does: the time of each, and the objects the garbage
+    collector still tracks after each (what the process kept of the closed ones, which
+    every later full collection scans again). The disk caches are warm (a ``greenroom
+    run`` of the same config first), so the first build reads what the others share in
+    memory. Medians of ``repeat`` processes."""
+    cmd = [sys.executable, "-c", REBUILD, str(config), str(builds)]
+    with tempfile.TemporaryDirectory(prefix="greenroom-scale-home-") as home:
+        env = _env(home)
+        checked(greenroom("run", str(config), "hi"), env)
+        runs = [json.loads(checked(cmd, env).stdout.strip().splitlines()[-1]) for _ in range(repeat)]
+    ms = [statistics.median(r[i]["seconds"] for r in runs) * 1000 for i in range(builds)]
+    tracked = [int(statistics.median(r[i]["tracked"] for r in runs)) for i in range(builds)]
+    return {"build_ms": ms, "tracked": tracked, "ratios": [m / ms[0] for m in ms], "builds": builds}
 
 
 def startup(repeat: int) -> dict[str, Any]:
