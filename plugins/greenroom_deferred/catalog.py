@@ -43,7 +43,9 @@ def deferred_tools(ctx: RunContext, st: DeferralState) -> Sequence[ToolDescripto
     hit = _deferred.lookup((st, tools), st.revision)
     if hit is not None:
         return hit[0]
-    return _deferred.put((st, tools), [d for d in tools if st.is_deferred(d.name)], st.revision)
+    placed = st.modes.get  # inlined ``st.is_deferred``: this runs once per tool
+    deferred = [d for d in tools if (p := placed(d.name)) is not None and p.mode == "deferred"]
+    return _deferred.put((st, tools), deferred, st.revision)
 
 
 def grouped_names(ctx: RunContext, *, deferred_only: bool = False) -> frozenset[str]:

@@ -104,7 +104,10 @@ class Strategy:
         given = request.base_tools  # the same object from step to step while nothing changed
         hit = self._eager.lookup((st, given), st.revision)
         if hit is None:
-            out = [d for d in given if d.name not in OWN_TOOLS and not st.is_deferred(d.name)]
+            placed = st.modes.get  # inlined ``st.is_deferred``: this runs once per tool
+            out = [
+                d for d in given if d.name not in OWN_TOOLS and ((p := placed(d.name)) is None or p.mode != "deferred")
+            ]
             sent = {d.name for d in given}
             waiting = [n for n, p in st.modes.items() if p.mode == "eager" and n not in sent and n not in OWN_TOOLS]
             out += [d for d in (find_descriptor(ctx, n) for n in waiting) if d is not None]

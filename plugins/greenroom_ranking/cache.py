@@ -190,13 +190,13 @@ class CorpusCache:
 
     def _adopt(self, candidates: Sequence[ToolDescriptor]) -> RankingCorpus:
         """A corpus holding every candidate, shared with the process when it exists."""
-        by_name = {d.name: d for d in candidates}
         old = self._corpus
-        merged: list[ToolDescriptor] = list(by_name.values())
+        merged: Sequence[ToolDescriptor] = candidates  # the corpus keeps one per name itself
         if old is not None:
+            by_name = {d.name: d for d in candidates}
             keep = [t for t in old.tools if t.name not in by_name]
             if len(keep) <= len(by_name):
-                merged = [*keep, *merged]
+                merged = [*keep, *by_name.values()]
         corpus, known = _share(RankingCorpus(merged)) if self._sharing else (RankingCorpus(merged), False)
         self.shared += known
         self._corpus = corpus
@@ -204,7 +204,10 @@ class CorpusCache:
         self._ids = {id(t): i for i, t in enumerate(corpus.tools)}
         self._held = []
         # the candidates' own descriptors, duplicates of a name included (the last one
-        # wins, as in the corpus), so the next search finds every one by identity
+        # wins, as in the corpus), so the next search finds every one by identity; a
+        # corpus made of the candidates alone, one per name, holds them all already
+        if merged is candidates and len(corpus) == len(candidates):
+            return corpus
         for d in candidates:
             if id(d) not in self._ids:
                 self._ids[id(d)] = corpus.position[d.name]
