@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +64,27 @@ def read_cached_listing(config: McpServerConfig, base_dir: str | Path = ".") -> 
 
 def _parse(server: str, data: bytes) -> McpListing | None:
     end = data.find(b"\n")
-    head = json.loads(data[: end if end >= 0 else len(data)])
+    if end < 0:
+        raise ValueError("no tool lines")
+    head = json.loads(data[:end])
     if not isinstance(head, dict) or head.get("format") != CACHE_FORMAT:
         return None
+    if not data.endswith(b"\n"):
+        raise ValueError("the last line is cut short")  # every line is written with its newline
     builder = ListingBuilder(f"MCP server {server!r}", keep_lines=False)
-    for line, record in _records(data, end + 1 if end >= 0 else len(data)):
-        if not isinstance(record, dict):
-            raise ValueError("a tool line is not an object")
-        builder.add(record, line)
+    body = memoryview(data)[end + 1 :]
+    builder.hashed(body)
+    lines = data[end + 1 : -1].split(b"\n") if len(body) else []
+    for start in range(0, len(lines), _CHUNK):
+        chunk = lines[start : start + _CHUNK]
+        # one parse per chunk shares the strings of repeated keys ("type", "properties", ...)
+        records = json.loads(b"[" + b",".join(chunk) + b"]")
+        if len(records) != len(chunk):
+            raise ValueError("a line holds more than one tool")
+        for line, record in zip(chunk, records, strict=True):
+            if type(record) is not dict:
+                raise ValueError("a tool line is not an object")
+            builder.add(record, line)
     if len(builder.specs) != head.get("tools"):
         raise ValueError(f"{len(builder.specs)} tools where the header says {head.get('tools')}")
     listed_at = head.get("listed_at")
@@ -82,30 +94,6 @@ def _parse(server: str, data: bytes) -> McpListing | None:
         server_version=head.get("server_version"),
         listed_at=float(listed_at) if isinstance(listed_at, int | float) else 0.0,
     )
-
-
-def _records(data: bytes, start: int) -> Iterator[tuple[bytes, Any]]:
-    """Each tool line with its record, parsed ``_CHUNK`` lines at a time."""
-    chunk: list[bytes] = []
-    while start < len(data):
-        end = data.find(b"\n", start)
-        if end < 0:
-            raise ValueError("the last line is cut short")  # every line is written with its newline
-        chunk.append(data[start:end])
-        start = end + 1
-        if len(chunk) >= _CHUNK:
-            yield from _parsed(chunk)
-            chunk = []
-    yield from _parsed(chunk)
-
-
-def _parsed(chunk: list[bytes]) -> list[tuple[bytes, Any]]:
-    if not chunk:
-        return []
-    records = json.loads(b"[" + b",".join(chunk) + b"]")
-    if len(records) != len(chunk):
-        raise ValueError("a line holds more than one tool")
-    return list(zip(chunk, records, strict=True))
 
 
 def write_cached_listing(config: McpServerConfig, base_dir: str | Path, listing: McpListing) -> None:

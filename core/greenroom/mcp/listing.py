@@ -133,9 +133,12 @@ class McpListing:
         return self.tools == other.tools
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+
+
 def encode_tool(record: Mapping[str, Any]) -> bytes:
     """One tool's line in the cache file: compact, ASCII, keys in a fixed order."""
-    return json.dumps(record, separators=(",", ":"), check_circular=False).encode("ascii")
+    return _ENCODER.encode(record).encode("ascii")
 
 
 class ListingBuilder:
@@ -151,27 +154,34 @@ class ListingBuilder:
         self._hash = hashlib.blake2b(digest_size=20)
 
     def add(self, record: dict[str, Any], line: bytes | None = None) -> None:
-        """A tool as its cache record (``McpToolSpec.to_json``), with its line when known."""
+        """A tool as its cache record (``McpToolSpec.to_json``), with its line when known
+        (then the caller has hashed it: see ``hashed``)."""
         if line is None:
             line = encode_tool(record)
-        self._hash.update(line + b"\n")
-        if self.lines is not None:
-            self.lines.append(line)
+            self._hash.update(line + b"\n")
+            if self.lines is not None:
+                self.lines.append(line)
         schema = record.get("inputSchema")
-        if not isinstance(schema, dict):
+        if type(schema) is not dict:
             schema = {"type": "object"}
         # a schema without "type" is made provider-ready by McpTool (rare): kept as sent
         packed = CatalogSchema(schema, self.catalog, len(self.specs)) if "type" in schema else schema
+        name, description = record["name"], record.get("description") or ""
         title, fault = record.get("title"), record.get("fault")
         self.specs.append(
             McpToolSpec(
-                name=str(record["name"]),
-                description=str(record.get("description") or ""),
-                input_schema=packed,
-                title=title if isinstance(title, str) else None,
-                fault=fault if isinstance(fault, str) else None,
+                name if type(name) is str else str(name),
+                description if type(description) is str else str(description),
+                packed,
+                title if type(title) is str else None,
+                fault if type(fault) is str else None,
             )
         )
+
+    def hashed(self, body: bytes | memoryview) -> None:
+        """The cache file's tool lines, each with its newline, that ``add`` was given one
+        by one: hashed at once (the same digest as line by line)."""
+        self._hash.update(body)
 
     def add_spec(self, spec: McpToolSpec) -> None:
         self.add(spec.to_json())

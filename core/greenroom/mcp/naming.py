@@ -14,6 +14,7 @@ log = logging.getLogger(__name__)
 # Tool names must satisfy the strictest provider rule (OpenAI, Anthropic: [A-Za-z0-9_-],
 # OpenAI: at most 64 characters).
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _MAX_NAME = 64
 MAX_PREFIX = _MAX_NAME - 9
 """How much of a name survives ``_fit`` unchanged."""
@@ -21,6 +22,8 @@ MAX_PREFIX = _MAX_NAME - 9
 
 def safe_name(text: str) -> str:
     """``text`` with every character a provider would reject replaced by ``_``."""
+    if _SAFE_NAME.fullmatch(text):  # most names: no new string
+        return text
     return _UNSAFE_NAME_CHARS.sub("_", text) or "_"
 
 
@@ -51,6 +54,7 @@ class ToolNamer:
     def __init__(self, reserved: Iterable[str] = ()) -> None:
         self._owner: dict[str, tuple[str, str, int] | None] = {n: None for n in reserved}
         self._assigned: dict[tuple[str, str, int], str] = {}
+        self._prefixes: dict[str, str] = {}  # a server's part of its prefixed names, made once
 
     def name(self, server: str, tool: str, naming: Literal["prefixed", "bare"], occurrence: int = 1) -> str:
         """The name of the ``occurrence``-th tool called ``tool`` in ``server``'s listing."""
@@ -74,7 +78,10 @@ class ToolNamer:
         return name
 
     def _first_name(self, server: str, tool: str, naming: Literal["prefixed", "bare"]) -> str:
-        name = _fit(prefixed_name(server, tool))
+        prefix = self._prefixes.get(server)
+        if prefix is None:
+            prefix = self._prefixes[server] = f"{safe_name(server)}__"
+        name = _fit(prefix + safe_name(tool))
         if naming == "bare":
             bare = _fit(safe_name(tool))
             if bare in self._owner:
