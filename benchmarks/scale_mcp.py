@@ -100,6 +100,43 @@ def write_mcp_config(folder: Path, catalog: Path, label: str, page_size: int, *,
     return path
 
 
+def server_alone(catalog: Path, page_size: int, repeat: int) -> dict[str, Any]:
+    """The server's own share of a cold run: started, initialised and listed to the last
+    page by a bare JSON-RPC client over its stdio (no SDK, no greenroom); medians."""
+    import subprocess
+
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", str(catalog), "--page-size", str(page_size)]
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None and proc.stdout is not None
+
+        def ask(message: dict[str, Any], stdin: Any = proc.stdin, stdout: Any = proc.stdout) -> Any:
+            stdin.write((json.dumps(message) + "\n").encode())
+            stdin.flush()
+            return json.loads(stdout.readline()) if "id" in message else None
+
+        try:
+            ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+            ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            cursor, listed = None, 0
+            for n in range(1, 1_000_000):
+                page = ask(
+                    {"jsonrpc": "2.0", "id": n, "method": "tools/list", "params": {"cursor": cursor} if cursor else {}}
+                )
+                listed += len(page["result"]["tools"])
+                cursor = page["result"].get("nextCursor")
+                if not cursor:
+                    break
+            times.append(time.perf_counter() - started)
+        finally:
+            proc.kill()
+            proc.wait()
+    return {"ms": statistics.median(times) * 1000, "tools": listed}
+
+
 def _env(home: str, tree: str | None) -> dict[str, str]:
     env = {**os.environ, "GREENROOM_HOME": home, "COLUMNS": "80", "NO_COLOR": "1"}
     if tree:
@@ -190,6 +227,10 @@ def measure(sizes: list[int], repeat: int, page_size: int, trees: dict[str, str 
             searching = write_mcp_config(catalog.folder, catalog.path, "mcp-search", page_size, search=SEARCH_QUERY)
             catalog_config = write_config(catalog, "catalog-check")
             part: dict[str, Any] = {}
+            say(f"{size:,} tools: the server alone")
+            results.setdefault("server_alone", {})[str(size)] = attempt(
+                functools.partial(server_alone, catalog.path, page_size, repeat)
+            )
             for variant, tree in trees.items():  # in turns: load on the machine hits both alike
                 say(f"{size:,} tools, {variant}: run, answering at once")
                 part.setdefault(variant, {})["run"] = attempt(functools.partial(runs, answer, repeat, tree))
@@ -265,6 +306,20 @@ def tables(results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]
                 row += [f"{got['peak_mb']:,.0f}", str(got["exit"]), str(got["errors"]), str(got["warnings"])]
                 rows.append(row)
     out.append(("`greenroom config check`", header, rows))
+    alone = results.get("server_alone", {})
+    if alone:
+        rows = []
+        for size in sizes:
+            got = alone.get(size, {})
+            ms = got.get("ms")
+            rows.append(
+                [
+                    f"{int(size):,}",
+                    f"{ms:,.0f}" if ms else got.get("error", "-")[:60],
+                    _ratio(ms, alone.get(smallest, {}).get("ms")),
+                ]
+            )
+        out.append(("The server alone: started and listed by a bare JSON-RPC client", ["tools", "ms", "x 1k"], rows))
     return out
 
 
