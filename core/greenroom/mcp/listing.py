@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from greenroom.tools.base import ToolDescriptor
 from greenroom.tools.catalog import CatalogFile, CatalogSchema
 from greenroom.tools.schema.problem import SchemaFault, SchemaProblem
 
@@ -200,7 +201,13 @@ class ListingBuilder:
     def listing(self, **info: Any) -> McpListing:
         """The listing (``info``: instructions, server_name, server_version, listed_at)."""
         digest = self._hash.hexdigest()
-        self.catalog.digest = f"mcp-listing.{digest}"  # given its final form by McpServer.tools()
+        # Until McpServer.tools() names the tools (and gives the catalog its final digest
+        # and descriptors), the catalog holds them by their MCP names: what is derived
+        # from a listing before then (each schema's problem, by position) is right.
+        self.catalog.digest = f"mcp-listing.{digest}"
+        self.catalog.descriptors = [
+            ToolDescriptor(s.name, s.description, parameters=s.input_schema, problem=s.problem) for s in self.specs
+        ]
         return McpListing(tools=tuple(self.specs), digest=digest, catalog=self.catalog, encoded=self.lines, **info)
 
 

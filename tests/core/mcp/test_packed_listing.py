@@ -11,7 +11,7 @@ import pytest
 from greenroom.config import McpServerConfig
 from greenroom.mcp import McpListing, McpToolSpec, cache_path, read_cached_listing, write_cached_listing
 from greenroom.mcp.listing import ListingBuilder
-from greenroom.tools.catalog import catalog_entry, peek_schema
+from greenroom.tools.catalog import catalog_entry, peek_schema, schema_origin
 from greenroom.tools.schema.check import catalog_problems
 from greenroom.tools.schema.problem import SchemaFault
 
@@ -85,3 +85,15 @@ def test_a_damaged_cache_file_is_ignored(tmp_path: Path, damage: str) -> None:
     else:
         path.write_bytes(data.replace(b'"tools": 3', b'"tools": 4'))
     assert read_cached_listing(cfg, tmp_path) is None
+
+
+def test_a_listing_not_named_yet_is_judged_like_one_that_is() -> None:
+    """``config check --connect`` judges a live listing before any tool of it is named."""
+    bad = {"type": "object", "properties": {"q": {"type": "string", "examples": "a, b"}}}
+    built = ListingBuilder("live")
+    for spec in specs(6, t2=bad):
+        built.add_spec(spec)
+    listing = built.listing()
+    origin = schema_origin(listing.tools[2].input_schema)
+    assert origin is not None and origin[0] is listing.catalog
+    assert list(catalog_problems(listing.catalog)) == [2]
