@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from greenroom.tools.schema.check import (
     MAX_SCHEMA_DEPTH,
-    _fast_accept,
     catalog_problems,
     compile_validator,
     full_problem,
@@ -26,6 +25,7 @@ from greenroom.tools.schema.check import (
     meta_schema_problem,
     schema_problem,
 )
+from greenroom.tools.schema.meta import _fast_accept
 from greenroom.tools.schema.problem import SchemaFault
 
 
@@ -245,12 +245,13 @@ def test_a_catalog_is_judged_by_the_one_judgement_whoever_asks(tmp_path: Path) -
     records = [
         {"name": "fine", "parameters": obj(q={"type": "string"})},
         {"name": "odd", "parameters": EXAMPLES_AS_TEXT},
+        {"name": "odd_again", "parameters": EXAMPLES_AS_TEXT},  # judged once, found at both
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     cache = DigestCache(tmp_path / "cache")
     run = catalog_problems(read_catalog(path), cache=cache)  # what a run asks
     check = catalog_problems(read_catalog(path), full=True, cache=cache)  # what a config check asks
-    assert list(run) == list(check) == [1] and run[1] == check[1] == schema_problem(EXAMPLES_AS_TEXT)
+    assert list(run) == list(check) == [1, 2] and run[1] == check[2] == schema_problem(EXAMPLES_AS_TEXT)
 
 
 def test_a_dialect_that_is_not_built_in_is_judged_without_fetching_it() -> None:

@@ -8,40 +8,38 @@ judged (a run, ``greenroom config check``, an MCP server's listing):
 - ``load_problem``: one walk over the schema, without recursion and with a depth bound,
   checking what validation relies on (each subschema's shape, ``type`` names, keyword
   values, ``pattern`` regexes, ``$ref`` targets), which the meta-schema does not check;
-- then ``meta_schema_problem``: the schema against its own dialect's meta-schema
-  (2020-12 when it names none, as JSON Schema and MCP say). A schema the meta-schema
-  rejects is invalid (``"examples": "a, b"`` where the keyword must be an array, say):
-  MCP requires tool schemas to conform to their dialect, and a provider that checks
-  schemas refuses the whole request that carries one. jsonschema's check costs about a
-  millisecond a schema on the 2020-12 meta-schema, seconds for a catalog of thousands of
-  tools, so jsonschema-rs checks first and only a schema it rejects (or cannot check) is
-  checked by jsonschema, which alone says no and words the problem.
+- then ``meta_schema_problem`` (``greenroom.tools.schema.meta``): the schema against
+  its own dialect's meta-schema (2020-12 when it names none, as JSON Schema and MCP
+  say). A schema the meta-schema rejects is invalid (``"examples": "a, b"`` where the
+  keyword must be an array, say): MCP requires tool schemas to conform to their
+  dialect, and a provider that checks schemas refuses the whole request carrying one.
 
 Remote ``$ref`` targets are never fetched: a validator built by ``validator_for`` knows
 only the schema and the dialects' meta-schemas, and jsonschema-rs is asked only about
 schemas whose dialect it has built in.
 
 For a catalog file (or an MCP listing, kept as one) ``schema_problem`` runs over the
-whole catalog at once and its findings are kept on disk under the catalog's digest
-(``catalog_problems``): a process that loads a known catalog checks no schema. A tool of
-no catalog (a Python tool) is walked when it loads and meets the meta-schema at its first
-call.
+whole catalog at once (a schema listed again, as by many copies of one server, is judged
+once) and its findings are kept on disk under the catalog's digest (``catalog_problems``):
+a process that loads a known catalog checks no schema. A tool of no catalog (a Python
+tool) is walked when it loads and meets the meta-schema at its first call.
 """
 
 from __future__ import annotations
 
 import enum
+import marshal
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
-import jsonschema_rs
 import referencing.jsonschema
 from jsonschema_specifications import REGISTRY as DIALECTS
 
 from greenroom._support.digest_cache import DigestCache, default_digest_cache, work
 from greenroom.tools.catalog import CatalogFile, peek_schema
+from greenroom.tools.schema.meta import meta_schema_problem, validator_class
 from greenroom.tools.schema.problem import Path, SchemaFault, SchemaProblem, Scopes, pointer
 from greenroom.tools.schema.refs import Reference, reference_problem
 
@@ -114,15 +112,6 @@ _KEYWORDS: dict[str, _Kind] = {
 # dialects in which ``items`` may be a list of schemas (2020-12 calls that ``prefixItems``)
 _TUPLE_ITEMS = {jsonschema.Draft3Validator, jsonschema.Draft4Validator, jsonschema.Draft6Validator}
 _TUPLE_ITEMS |= {jsonschema.Draft7Validator, jsonschema.Draft201909Validator}
-
-
-def validator_class(schema: Mapping[str, Any]) -> type[jsonschema.protocols.Validator]:
-    """The validator of the dialect ``$schema`` names (2020-12 when it names none or one
-    jsonschema does not know)."""
-    cls: type[jsonschema.protocols.Validator] = jsonschema.validators.validator_for(
-        schema, default=jsonschema.Draft202012Validator
-    )
-    return cls
 
 
 def compile_validator(schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
@@ -264,56 +253,6 @@ def load_problem(schema: Any) -> SchemaProblem | None:
     return reference_problem(schema, specification, walk.refs, walk.nodes)
 
 
-_META: dict[type, jsonschema.protocols.Validator] = {}
-
-_BUILT_IN = frozenset(
-    str(cls.META_SCHEMA.get("$id") or cls.META_SCHEMA.get("id"))
-    for cls in (
-        jsonschema.Draft4Validator,
-        jsonschema.Draft6Validator,
-        jsonschema.Draft7Validator,
-        jsonschema.Draft201909Validator,
-        jsonschema.Draft202012Validator,
-    )
-)
-"""``$schema`` values whose meta-schema jsonschema-rs has built in (any other it would fetch)."""
-
-
-def _fast_accept(schema: Mapping[str, Any]) -> bool:
-    """jsonschema-rs's meta-schema check says yes (no means: ask jsonschema)."""
-    dialect = schema.get("$schema")
-    if dialect is not None and dialect not in _BUILT_IN:
-        return False
-    try:
-        return bool(jsonschema_rs.meta.is_valid(schema if isinstance(schema, dict) else dict(schema)))
-    except Exception:  # a value it cannot take (a non-string key, a huge number): jsonschema decides
-        return False
-
-
-def meta_schema_problem(schema: Mapping[str, Any]) -> SchemaProblem | None:
-    """What the dialect's meta-schema rejects in ``schema`` (its most relevant error)."""
-    if _fast_accept(schema):
-        return None
-    cls = validator_class(schema)
-    meta = _META.get(cls)
-    if meta is None:
-        meta = _META[cls] = cls(cls.META_SCHEMA)
-    try:
-        error = jsonschema.exceptions.best_match(meta.iter_errors(dict(schema)))
-    except Exception as exc:  # a schema the meta-schema check itself trips on
-        return SchemaProblem(SchemaFault.META_SCHEMA, "#", f"{type(exc).__name__}: {exc}")
-    if error is None:
-        return None
-    path: Path = None
-    for key in error.absolute_path:
-        path = (path, key)
-    return SchemaProblem(SchemaFault.META_SCHEMA, pointer(path), _short(error.message))
-
-
-def _short(text: str, width: int = 300) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
 SCHEMA_CHECKS = "schema.v3"
 """The digest cache's namespace for ``schema_problem`` over a catalog (bump with the check)."""
 
@@ -346,8 +285,23 @@ def catalog_problems(
 
         def build() -> dict[int, SchemaProblem]:
             work["schema checks"] += len(catalog.descriptors)
-            found = ((i, schema_problem(peek_schema(d.parameters))) for i, d in enumerate(catalog.descriptors))
-            return {i: p for i, p in found if p is not None}
+            judged: dict[bytes, SchemaProblem | None] = {}  # a schema listed again is judged once
+            found = {}
+            for i, d in enumerate(catalog.descriptors):
+                schema = peek_schema(d.parameters)
+                try:
+                    # equal bytes are an equal schema (equal schemas may differ in bytes: judged twice)
+                    key = marshal.dumps(dict(schema) if type(schema) is not dict else schema)
+                except ValueError:  # nested deeper than marshal goes
+                    problem = schema_problem(schema)
+                else:
+                    if key in judged:
+                        problem = judged[key]
+                    else:
+                        problem = judged[key] = schema_problem(schema)
+                if problem is not None:
+                    found[i] = problem
+            return found
 
         known = (cache or default_digest_cache()).get_or_build(
             SCHEMA_CHECKS,
