@@ -33,7 +33,9 @@ def agent_tools(ctx: RunContext) -> Sequence[ToolDescriptor]:
     hit = _agent.lookup((catalog,))
     if hit is not None:
         return hit[0]
-    return _agent.put((catalog,), tuple(d for d in catalog if d.name not in OWN_TOOLS))
+    if any(name in catalog.by_name for name in OWN_TOOLS):
+        return _agent.put((catalog,), tuple(d for d in catalog if d.name not in OWN_TOOLS))
+    return _agent.put((catalog,), tuple(catalog))  # none of its own: a copy at C speed
 
 
 def deferred_tools(ctx: RunContext, st: DeferralState) -> Sequence[ToolDescriptor]:

@@ -100,6 +100,9 @@ class _Section:
             out.append("  " + ", ".join(self.shown) + (f", ... (+{rest} more)" if rest else ""))
 
 
+_NO_GROUP = object()  # before the first tool: no group is this one
+
+
 def _sections(deferred: Sequence[ToolDescriptor], groups: Sequence[GroupView]) -> tuple[list[_Section], list[_Section]]:
     """Tool groups (with their declared names), then catalog domains (deferred tools by
     their descriptor's group), each in a stable order."""
@@ -112,8 +115,13 @@ def _sections(deferred: Sequence[ToolDescriptor], groups: Sequence[GroupView]) -
         for g in sorted(groups, key=lambda g: g.id)
     ]
     by_domain: dict[str, list[str]] = {}
-    for d in deferred:
-        by_domain.setdefault(d.group or "other", []).append(d.name)
+    names: list[str] = []  # the names of the current run of tools of one domain
+    last: object = _NO_GROUP
+    for d in deferred:  # a catalog keeps a domain's tools together: one lookup per run of them
+        if d.group is not last:
+            last = d.group
+            names = by_domain.setdefault(d.group or "other", [])
+        names.append(d.name)
     domains = [_Section(f"- {name} ({len(names)} tools)", names) for name, names in sorted(by_domain.items())]
     return tool_groups, domains
 

@@ -149,9 +149,12 @@ def known_tools(
     """Loaded tools, then the tools groups declare that are not loaded (and not in
     ``skip``), by name, in that order: what a run's catalog and the runtime's universe
     both are, over different tools."""
-    by_name: dict[str, ToolDescriptor] = {}
-    for d in loaded:
-        by_name.setdefault(d.name, d)
+    loaded = loaded if isinstance(loaded, (list, tuple)) else list(loaded)
+    by_name = {d.name: d for d in loaded}  # names are unique, as a tool set's are: one C-speed pass
+    if len(by_name) != len(loaded):  # a repeated name: the first one stays
+        by_name = {}
+        for d in loaded:
+            by_name.setdefault(d.name, d)
     for g in groups:
         for d in g.known:
             if d.name not in by_name and d.name not in skip:
