@@ -268,29 +268,21 @@ def tables(results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]
 
     out = []
     for part, what in (("run", "answers at once"), ("search", "searches first")):
-        header = ["tools", "variant", "cold ms", "warm ms", "peak MB", "cold x 1k", "warm x 1k", "peak x 1k"]
+        header = ["tools", "variant", "cold ms", "warm ms", "cold MB", "warm MB"]
+        header += ["cold x 1k", "warm x 1k", "cold MB x 1k", "warm MB x 1k"]
         rows = []
         for size in sizes:
             for v in variants:
                 error = by[size][v].get(part, {}).get("error")
                 if error:
-                    rows.append([f"{int(size):,}", v, f"failed: {error[:60]}", "", "", "", "", ""])
+                    rows.append([f"{int(size):,}", v, f"failed: {error[:60]}", *[""] * 7])
                     continue
-                cold, warm = get(size, v, part, "cold_ms"), get(size, v, part, "warm_ms")
-                peak = max(get(size, v, part, "cold_peak_mb") or 0, get(size, v, part, "warm_peak_mb") or 0)
-                peak1 = max(get(smallest, v, part, "cold_peak_mb") or 0, get(smallest, v, part, "warm_peak_mb") or 0)
-                rows.append(
-                    [
-                        f"{int(size):,}",
-                        v,
-                        f"{cold:,.0f}" if cold else "-",
-                        f"{warm:,.0f}" if warm else "-",
-                        f"{peak:,.0f}",
-                        _ratio(cold, get(smallest, v, part, "cold_ms")),
-                        _ratio(warm, get(smallest, v, part, "warm_ms")),
-                        _ratio(peak, peak1),
-                    ]
-                )
+                row = [f"{int(size):,}", v]
+                keys = ("cold_ms", "warm_ms", "cold_peak_mb", "warm_peak_mb")
+                values = [get(size, v, part, key) for key in keys]
+                row += [f"{x:,.0f}" if x else "-" for x in values]
+                row += [_ratio(x, get(smallest, v, part, key)) for x, key in zip(values, keys, strict=True)]
+                rows.append(row)
         out.append((f"`greenroom run` with one MCP server, model {what}", header, rows))
     header = ["tools", "variant", "form", "ms", "x 1k", "peak MB", "exit", "errors", "warnings"]
     rows = []
