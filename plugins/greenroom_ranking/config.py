@@ -178,7 +178,7 @@ class RankingConfig:
         metadata={
             "description": (
                 "bm25 document: fields (BM25F: name, description, parameter names, parameter descriptions, "
-                "enum values and group, each length-normalised on its own and weighted by field_weights) or "
+                "enum values and group, each weighted by field_weights, in frequency and in length) or "
                 "flat (one text: the name repeated name_weight times, description, parameters; before 2026-11)."
             )
         },
@@ -190,7 +190,7 @@ class RankingConfig:
         metadata={
             "description": (
                 "bm25 with bm25_document = fields: weight of each field, merged over the defaults (name 2, "
-                "description 1, parameters 1, parameter_descriptions 1, enums 0.5, group 0.5); 0 leaves "
+                "description 1, parameters 0.5, parameter_descriptions 0.5, enums 0.25, group 0.5); 0 leaves "
                 "a field out."
             )
         },

@@ -178,8 +178,10 @@ def evaluate(
     config: RankingConfig | None = None,
     k: int = 10,
     progress: Callable[[int], None] | None = None,
+    record: Callable[[EvalQuery, list[str]], None] | None = None,
 ) -> EvalResult:
-    """Build the ranker's index once, then run every query one at a time.
+    """Build the ranker's index once, then run every query one at a time (``record`` is
+    given each query and its ranked names, for metrics over a subset of the queries).
 
     The build is a real one, timed: not read from the on-disk index cache nor shared with
     another evaluation in this process (the embedding ranker still reads its own matrix
@@ -194,6 +196,8 @@ def evaluate(
         t0 = time.perf_counter()
         ranked = search(query)
         latencies.append((time.perf_counter() - t0) * 1000)
+        if record is not None:
+            record(q, ranked)
         sums["recall_at_5"] += recall_at(ranked, q.gold, 5)
         sums["recall_at_10"] += recall_at(ranked, q.gold, 10)
         sums["ndcg_at_10"] += ndcg_at(ranked, q.gold, 10)

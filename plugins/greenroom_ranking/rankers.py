@@ -218,15 +218,17 @@ class BM25Table:
 class BM25Index:
     """BM25 over analysed tool documents; queries go through the same analysis."""
 
-    def __init__(self, corpus: RankingCorpus, table: BM25Table) -> None:
+    def __init__(self, corpus: RankingCorpus, table: BM25Table, joined: bool = False) -> None:
         self.names = corpus.names
         self.ranks = corpus.ranks
         self.table = table
+        self.analysed = _analyzed_joined if joined else _analyzed_word
 
     def query_tokens(self, text: str) -> list[str]:
         """The query analysed the way the documents were (``analyze``), word by word:
         no analysed token spans whitespace, so the words' tokens in turn are the text's."""
-        return [token for word in text.split() for token in _analyzed_word(word)]
+        analysed = self.analysed
+        return [token for word in text.split() for token in analysed(word)]
 
     def top(self, query: SearchQuery, allowed: np.ndarray | None, depth: int) -> tuple[np.ndarray, np.ndarray]:
         scores = self.table.scores(list(dict.fromkeys(self.query_tokens(" ".join(query.terms)))))
@@ -244,6 +246,11 @@ class BM25Index:
 def _analyzed_word(word: str) -> tuple[str, ...]:
     # queries share most of their words, and splitting and stemming one costs more than the scoring
     return tuple(analyze(word))
+
+
+@functools.lru_cache(maxsize=65536)
+def _analyzed_joined(word: str) -> tuple[str, ...]:
+    return tuple(analyze(word, joined=True))
 
 
 class PlainBM25Index(BM25Index):
@@ -266,19 +273,24 @@ def _bm25_table(corpus: RankingCorpus, config: RankingConfig) -> BM25Table:
     ``bm25_document = "flat"``, bm25s over one flat document."""
     if config.bm25_document == "flat":
         return BM25Table.build(_bm25_documents(corpus, config), config.bm25_k1, config.bm25_b)
-    from greenroom_ranking.analysis.fields import analysed_fields, field_weights, weighted_postings
+    from greenroom_ranking.analysis.fields import field_weights, fielded_postings
 
-    documents = analysed_fields(corpus.tools, analyze_documents, parameters=config.index_parameters)
-    vocab, data, indices, indptr = weighted_postings(
-        documents, field_weights(config.field_weights), config.bm25_k1, config.bm25_b
+    weights = field_weights(config.field_weights)
+    size, (vocab, data, indices, indptr) = fielded_postings(
+        corpus.tools, weights, config.bm25_k1, config.bm25_b, parameters=config.index_parameters
     )
-    return BM25Table(vocab, data, indices, indptr, len(corpus))
+    return BM25Table(vocab, data, indices, indptr, size)
+
+
+def _joined(config: RankingConfig) -> bool:
+    """Whether the bm25 table keeps split words whole too (``analyze_documents(joined=True)``)."""
+    return config.bm25_document == "fields"
 
 
 def _bm25_settings(c: RankingConfig) -> tuple[Any, ...]:
     if c.bm25_document == "flat":  # the key the flat table had before fields existed: its stored tables stay valid
         return (c.bm25_k1, c.bm25_b, c.name_weight, c.index_parameters)
-    return (c.bm25_k1, c.bm25_b, c.index_parameters, "fields", tuple(sorted(c.field_weights.items())))
+    return (c.bm25_k1, c.bm25_b, c.index_parameters, "fields-2", tuple(sorted(c.field_weights.items())))
 
 
 def _bm25_documents(corpus: RankingCorpus, config: RankingConfig) -> list[list[str]]:
@@ -337,7 +349,7 @@ def _embedding(corpus: RankingCorpus, config: RankingConfig, _parts: Mapping[str
 def _routing(corpus: RankingCorpus, config: RankingConfig, parts: Mapping[str, Any]) -> Index:
     from greenroom_ranking.analysis.routing import RoutingIndex
 
-    tools = BM25Index(corpus, parts["bm25"])
+    tools = BM25Index(corpus, parts["bm25"], _joined(config))
     return RoutingIndex(corpus, tools, config.routing_groups, config.bm25_k1, config.bm25_b)
 
 
@@ -347,7 +359,7 @@ RANKERS: dict[str, Ranker] = {
         lambda c: (c.keyword_band, c.keyword_stop_words),
         lambda cat, c, parts: KeywordIndex(cat, parts["text"], c.keyword_band, c.keyword_stop_words),
     ),
-    "bm25": Ranker(("bm25",), PARTS["bm25"].settings, lambda cat, _c, parts: BM25Index(cat, parts["bm25"])),
+    "bm25": Ranker(("bm25",), PARTS["bm25"].settings, lambda cat, c, parts: BM25Index(cat, parts["bm25"], _joined(c))),
     "bm25-plain": Ranker(
         ("bm25-plain",), PARTS["bm25-plain"].settings, lambda cat, _c, p: PlainBM25Index(cat, p["bm25-plain"])
     ),

@@ -23,6 +23,8 @@ from greenroom.kit import peek_schema
 
 # camelCase / PascalCase / acronym boundaries: "getHTTPResponse2" -> get HTTP Response 2
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# the same, but an acronym's plural stays one word: "NOTAMs" -> NOTAMs, not NOTA Ms
+_CAMEL_PLURAL = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 # Words that carry no meaning in a request to find a tool. bm25s' English list plus a
@@ -161,8 +163,11 @@ def words(text: str) -> list[str]:
     return split_identifier(text)
 
 
-def analyze(text: str, *, stem: bool = True) -> list[str]:
-    """Words -> stop words removed -> stemmed: the analysis both the index and the query use."""
+def analyze(text: str, *, stem: bool = True, joined: bool = False) -> list[str]:
+    """Words -> stop words removed -> stemmed: the analysis both the index and the query use.
+    ``joined``: as ``analyze_documents(joined=True)``."""
+    if joined:
+        return analyze_documents([text], stem=stem, joined=True)[0]
     stop = stop_words()
     toks = [w for w in words(text) if w not in stop and len(w) > 1]
     if stem and toks:
@@ -170,11 +175,14 @@ def analyze(text: str, *, stem: bool = True) -> list[str]:
     return toks
 
 
-def analyze_documents(texts: Iterable[str], *, stem: bool = True) -> list[list[str]]:
+def analyze_documents(texts: Iterable[str], *, stem: bool = True, joined: bool = False) -> list[list[str]]:
     """``analyze`` of each text, each distinct word analysed once: a catalog's documents
-    share most of their words, and stemming is per word."""
-    stop = stop_words()
-    stem_words = stemmer().stemWords
+    share most of their words, and stemming is per word.
+
+    ``joined`` (the fielded documents'): a mixed-case word split into parts ("YouTube",
+    "LinkedIn", "getWeather") is also kept whole, lowercased, so "youtube" finds
+    "YouTube" (whose parts are "you", a stop word, and "tube"), and an acronym's plural
+    ("APIs", "NOTAMs") stays one word."""
     memo: dict[str, list[str]] = {}
     out: list[list[str]] = []
     for text in texts:
@@ -182,11 +190,25 @@ def analyze_documents(texts: Iterable[str], *, stem: bool = True) -> list[list[s
         for chunk in _WORD.findall(text):
             got = memo.get(chunk)
             if got is None:
-                lowered = (p.lower() for p in _CAMEL.findall(chunk) or [chunk])
-                kept = [w for w in lowered if w not in stop and len(w) > 1]
-                got = memo[chunk] = list(stem_words(kept)) if stem and kept else kept
+                got = memo[chunk] = analyze_chunks((chunk,), stem=stem, joined=joined)[0]
             tokens.extend(got)
         out.append(tokens)
+    return out
+
+
+def analyze_chunks(chunks: Iterable[str], *, stem: bool = True, joined: bool = False) -> list[list[str]]:
+    """``analyze_documents`` of single words (runs of letters and digits): each one's tokens."""
+    stop = stop_words()
+    stem_words = stemmer().stemWords
+    camel = _CAMEL_PLURAL if joined else _CAMEL
+    out: list[list[str]] = []
+    for chunk in chunks:
+        parts = camel.findall(chunk) or [chunk]
+        lowered = [p.lower() for p in parts]
+        if joined and len(parts) > 1 and not chunk.isdigit():
+            lowered.append(chunk.lower())
+        kept = [w for w in lowered if w not in stop and len(w) > 1]
+        out.append(list(stem_words(kept)) if stem and kept else kept)
     return out
 
 

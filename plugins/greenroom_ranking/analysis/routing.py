@@ -90,7 +90,7 @@ class RoutingIndex:
             texts.append(
                 "\n".join(f"{corpus.tools[i].name}\n{corpus.tools[i].description}" for i in members[ids[name]])
             )
-        flat = analyze_documents(texts)
+        flat = analyze_documents(texts, joined=True)  # as the bm25 fields are: queries are analysed alike
         self.table = GroupTable(list(ids), [flat[i : i + 3] for i in range(0, len(flat), 3)], k1, b)
         self._described: dict[frozenset[tuple[str, str]], RoutingIndex] = {}
         self._lock = threading.Lock()

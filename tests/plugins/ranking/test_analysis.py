@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import jsonschema
 import numpy as np
 import pytest
+from gr_testutil import DATASETS
 
 from greenroom import ScoredTool, SearchQuery, ToolDescriptor
 from greenroom.config import ConfigError, structure_plugin_config
@@ -98,6 +99,7 @@ def test_enum_values_and_group_names_find_a_tool() -> None:
     e = engine(rankers=("bm25",))
     assert names(e.search(q("spreadsheet"), tools)) == ["export_report"]
     assert names(e.search(q("smarthome"), tools)) == ["open_door"]
+    assert names(engine(rankers=("bm25",), field_weights={"group": 0}).search(q("smarthome"), tools)) == []
 
 
 # ----------------------------------------------------------------------------- split and merge
@@ -219,3 +221,43 @@ def test_new_keys_are_validated_in_the_schema_and_when_structured() -> None:
             structure_plugin_config("search-ranking", RankingConfig, bad, {})
     cfg = structure_plugin_config("search-ranking", RankingConfig, good, {})
     assert cfg.field_weights == {"enums": 0} and cfg.bm25_document == "flat" and cfg.routing_groups == 3
+
+
+# ----------------------------------------------------------------------------- build and quality
+
+
+def test_the_fast_fielded_build_equals_the_plain_one() -> None:
+    from greenroom_ranking.analysis.fields import field_weights, fielded_postings, weighted_postings
+    from greenroom_ranking.text import analyze_documents
+
+    tools = [
+        ToolDescriptor("getYouTubeVideo", "Find a YouTube video by its URLs", long_schema(3), group="media"),
+        ToolDescriptor("list_APIs", "List the APIs\x1f of a project", {"type": "object"}),  # a separator inside
+        ToolDescriptor("empty", "", {"type": "object"}),
+        ToolDescriptor("send_mail", "Send an e-mail to someone", {"type": "object"}, group="mail"),
+    ]
+    weights = field_weights({"enums": 0})
+    size, (vocab, data, indices, indptr) = fielded_postings(tools, weights, 1.2, 0.75, parameters=True)
+    nested = [[analyze_documents([text], joined=True)[0] for text in tool_fields(t)] for t in tools]
+    vocab2, data2, indices2, indptr2 = weighted_postings(nested, weights, 1.2, 0.75)
+
+    def entries(v: dict[str, int], d: np.ndarray, i: np.ndarray, p: np.ndarray) -> dict[tuple[str, int], float]:
+        return {(t, int(i[k])): float(d[k]) for t, j in v.items() for k in range(p[j], p[j + 1])}
+
+    assert size == 4
+    assert entries(vocab, data, indices, indptr) == entries(vocab2, data2, indices2, indptr2)
+    assert {"youtub", "api", "url"} <= set(vocab)  # mixed-case words and acronym plurals kept whole
+
+
+@pytest.mark.parametrize("dataset", ["seal_tools", "metatool"])
+def test_the_default_is_no_worse_than_before_on_the_shared_datasets(dataset: str) -> None:
+    from greenroom_ranking.evaluate import evaluate, load_queries, load_tools
+
+    folder = DATASETS / dataset
+    if not (folder / "queries.jsonl").exists():
+        pytest.skip(f"{folder} not present")
+    tools, queries = load_tools(folder / "tools.jsonl"), load_queries(folder / "queries.jsonl", 300)
+    for form in ("full", "keywords"):
+        before = evaluate(tools, queries, "default-v1", form=form)
+        now = evaluate(tools, queries, "default", form=form)
+        assert now.recall_at_5 >= 0.99 * before.recall_at_5, (dataset, form)

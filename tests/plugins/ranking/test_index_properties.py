@@ -129,13 +129,22 @@ def test_the_bm25_table_scores_as_bm25s_does_over_the_same_tokens(docs: list[lis
 
 
 @PROPERTY
-@given(st.lists(st.sampled_from(["Weather", "forecasts", "the", "getUserID", "v2", "API_key", "中文"]), max_size=8))
+@given(
+    st.lists(
+        st.sampled_from(["Weather", "forecasts", "the", "getUserID", "v2", "API_key", "中文", "YouTube", "NOTAMs"]),
+        max_size=8,
+    )
+)
 def test_a_query_is_analysed_as_its_whole_text_is_whatever_was_asked_before(words_: list[str]) -> None:
     """BM25 analyses each query word once per process; the tokens are ``analyze`` of the
-    whole text, repeats and stop words included."""
+    whole text, repeats and stop words included (with ``joined``, as the fielded table's
+    documents were analysed)."""
+    from greenroom_ranking.corpus import RankingCorpus
     from greenroom_ranking.rankers import BM25Index
     from greenroom_ranking.text import analyze
 
     text = " ".join(words_)
-    assert BM25Index.query_tokens(None, text) == analyze(text)  # type: ignore[arg-type]
-    assert BM25Index.query_tokens(None, text) == analyze(text)  # type: ignore[arg-type]  # now remembered
+    for joined in (False, True):
+        index = BM25Index(RankingCorpus([]), None, joined=joined)  # type: ignore[arg-type]  # no table is read
+        assert index.query_tokens(text) == analyze(text, joined=joined)
+        assert index.query_tokens(text) == analyze(text, joined=joined)  # now remembered
