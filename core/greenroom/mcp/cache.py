@@ -4,9 +4,11 @@ catalog without starting the server.
 One file per server identity under ``<state dir>/mcp-cache/``: a first line of JSON with
 what the server said about itself, then one line of JSON per tool (JSON Lines), so that a
 listing of 100,000 tools is read a few hundred lines at a time into packed schemas
-(``ListingBuilder``) rather than parsed whole. An unreadable or foreign file is ignored
-(the server is listed again), and a cache that cannot be written costs a start later,
-nothing more.
+(``ListingBuilder``) rather than parsed whole. A large listing's read is also kept in the
+digest cache (``marshal`` columns under the digest of the file's tool lines, as a large
+catalog file's is: ``greenroom.tools.catalog_disk``), so the next process parses no
+JSON. An unreadable or foreign file is ignored (the server is listed again), and a cache
+that cannot be written costs a start later, nothing more.
 """
 
 from __future__ import annotations
@@ -14,18 +16,25 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import marshal
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from greenroom._support.digest_cache import default_digest_cache
 from greenroom._support.storage import state_dir
 from greenroom.config import McpServerConfig
-from greenroom.mcp.listing import ListingBuilder, McpListing
+from greenroom.mcp.listing import ListingBuilder, McpListing, McpToolSpec
+from greenroom.tools.catalog import CatalogSchema
+from greenroom.tools.catalog_disk import MIN_BYTES
 
 log = logging.getLogger(__name__)
 
 CACHE_FORMAT = "greenroom.mcp-cache/2"
+READ_NAMESPACE = "mcp-listing-read.v1"
+"""The digest cache's namespace of kept listing reads: bump it when the columns change."""
 _CHUNK = 512
 """Tool lines parsed together: one parse per chunk shares the strings of repeated keys."""
 
@@ -74,7 +83,24 @@ def _parse(server: str, data: bytes) -> McpListing | None:
     builder = ListingBuilder(f"MCP server {server!r}", keep_lines=False)
     body = memoryview(data)[end + 1 :]
     builder.hashed(body)
-    lines = data[end + 1 : -1].split(b"\n") if len(body) else []
+    digest = builder.digest
+    kept = len(body) >= MIN_BYTES and _from_kept(builder, digest)
+    if not kept:
+        _from_lines(builder, data[end + 1 : -1].split(b"\n") if len(body) else [])
+    if len(builder.specs) != head.get("tools"):
+        raise ValueError(f"{len(builder.specs)} tools where the header says {head.get('tools')}")
+    if len(body) >= MIN_BYTES and not kept:
+        _keep(builder.specs, digest)
+    listed_at = head.get("listed_at")
+    return builder.listing(
+        instructions=head.get("instructions"),
+        server_name=head.get("server_name"),
+        server_version=head.get("server_version"),
+        listed_at=float(listed_at) if isinstance(listed_at, int | float) else 0.0,
+    )
+
+
+def _from_lines(builder: ListingBuilder, lines: list[bytes]) -> None:
     for start in range(0, len(lines), _CHUNK):
         chunk = lines[start : start + _CHUNK]
         # one parse per chunk shares the strings of repeated keys ("type", "properties", ...)
@@ -85,15 +111,45 @@ def _parse(server: str, data: bytes) -> McpListing | None:
             if type(record) is not dict:
                 raise ValueError("a tool line is not an object")
             builder.add(record, line)
-    if len(builder.specs) != head.get("tools"):
-        raise ValueError(f"{len(builder.specs)} tools where the header says {head.get('tools')}")
-    listed_at = head.get("listed_at")
-    return builder.listing(
-        instructions=head.get("instructions"),
-        server_name=head.get("server_name"),
-        server_version=head.get("server_version"),
-        listed_at=float(listed_at) if isinstance(listed_at, int | float) else 0.0,
-    )
+
+
+def _from_kept(builder: ListingBuilder, digest: str) -> bool:
+    """Fill ``builder`` from the kept read of the listing ``digest``; False when there is
+    none or it cannot be used (the lines are parsed instead)."""
+    blob = default_digest_cache().get(READ_NAMESPACE, digest, binary=True)
+    if blob is None:
+        return False
+    try:
+        columns = marshal.loads(blob)
+        names, descriptions, titles, faults, schemas = columns
+        if not all(type(column) is list and len(column) == len(names) for column in columns):
+            return False
+    except (ValueError, TypeError, EOFError):  # torn or foreign: parse the lines instead
+        return False
+    add = builder.add_packed
+    for i, name in enumerate(names):
+        add(name, descriptions[i], titles[i], faults[i], schemas[i])
+    return True
+
+
+def _keep(specs: Sequence[McpToolSpec], digest: str) -> None:
+    """Keep a read in the digest cache (nothing when a schema is nested too deep to pack)."""
+    columns: tuple[list[Any], ...] = ([], [], [], [], [])
+    names, descriptions, titles, faults, schemas = columns
+    for spec in specs:
+        schema = spec.input_schema
+        packed = schema.packed if type(schema) is CatalogSchema else schema
+        if packed is None:
+            return
+        names.append(spec.name)
+        descriptions.append(spec.description)
+        titles.append(spec.title)
+        faults.append(spec.fault)
+        schemas.append(packed)
+    try:
+        default_digest_cache().put(READ_NAMESPACE, digest, marshal.dumps(columns), binary=True)
+    except ValueError:  # a schema kept as sent, nested deeper than marshal goes
+        return
 
 
 def write_cached_listing(config: McpServerConfig, base_dir: str | Path, listing: McpListing) -> None:
@@ -108,8 +164,9 @@ def write_cached_listing(config: McpServerConfig, base_dir: str | Path, listing:
         "listed_at": listing.listed_at,
         "tools": len(listing.tools),
     }
-    lines = listing.encoded
+    lines, digest = listing.encoded, listing.digest
     if lines is None or len(lines) != len(listing.tools):
+        digest = ""  # a listing not built by ListingBuilder: read back before it is kept
         builder = ListingBuilder(config.name)
         for spec in listing.tools:
             builder.add_spec(spec)
@@ -118,6 +175,9 @@ def write_cached_listing(config: McpServerConfig, base_dir: str | Path, listing:
         _write(cache_path(config, base_dir), json.dumps(head).encode("ascii"), lines)
     except (OSError, ValueError) as exc:  # a read-only state folder costs a restart later, nothing more
         log.warning("could not write the MCP listing cache for %r: %s", config.name, exc)
+        digest = ""
+    if digest and sum(len(line) + 1 for line in lines) >= MIN_BYTES:
+        _keep(listing.tools, digest)  # the next process reads it without parsing JSON
     if listing.encoded is not None:
         listing.encoded.clear()
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
@@ -29,14 +30,19 @@ from greenroom.tools.schema.problem import SchemaFault, SchemaProblem
 if TYPE_CHECKING:
     import mcp_types
 
+_EMPTY_SCHEMA: Mapping[str, Any] = MappingProxyType({"type": "object"})
+"""The schema of a tool listed without a usable one (read-only: one object for them all)."""
 
-@attrs.frozen
-class McpToolSpec:
-    """One tool as an MCP server lists it (the part greenroom keeps and caches)."""
+
+class McpToolSpec(NamedTuple):
+    """One tool as an MCP server lists it (the part greenroom keeps and caches).
+
+    A named tuple: a listing of 100,000 tools makes one each, and an attrs class with
+    frozen fields costs several times as much to make."""
 
     name: str
     description: str = ""
-    input_schema: Mapping[str, Any] = attrs.field(factory=lambda: {"type": "object"})
+    input_schema: Mapping[str, Any] = _EMPTY_SCHEMA
     """As the server sent it: a plain mapping, or packed (``CatalogSchema``) by ``ListingBuilder``."""
     title: str | None = None
     fault: str | None = None
@@ -178,6 +184,17 @@ class ListingBuilder:
                 fault if type(fault) is str else None,
             )
         )
+
+    def add_packed(self, name: str, description: str, title: str | None, fault: str | None, schema: Any) -> None:
+        """A tool as ``greenroom.mcp.cache`` keeps a read: its schema packed (``marshal``
+        bytes) or, for one without a ``type``, as sent (the caller hashes the lines)."""
+        packed = CatalogSchema.from_packed(schema, self.catalog, len(self.specs)) if type(schema) is bytes else schema
+        self.specs.append(McpToolSpec(name, description, packed, title, fault))
+
+    @property
+    def digest(self) -> str:
+        """The digest of the lines so far (``McpListing.digest`` once all are in)."""
+        return self._hash.hexdigest()
 
     def hashed(self, body: bytes | memoryview) -> None:
         """The cache file's tool lines, each with its newline, that ``add`` was given one

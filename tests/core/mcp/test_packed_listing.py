@@ -97,3 +97,27 @@ def test_a_listing_not_named_yet_is_judged_like_one_that_is() -> None:
     origin = schema_origin(listing.tools[2].input_schema)
     assert origin is not None and origin[0] is listing.catalog
     assert list(catalog_problems(listing.catalog)) == [2]
+
+
+def test_a_large_listing_is_read_back_without_parsing_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from greenroom._support.digest_cache import DigestCache, use_digest_cache
+    from greenroom.mcp import cache
+
+    cfg = McpServerConfig(name="big", command="srv")
+    built = ListingBuilder("test")
+    for spec in specs(3_000):
+        built.add_spec(McpToolSpec(spec.name, spec.description * 40, spec.input_schema))  # over MIN_BYTES
+    listed = built.listing()
+    with use_digest_cache(DigestCache(tmp_path / "digests")):
+        write_cached_listing(cfg, tmp_path, listed)  # keeps the read as it writes the file
+
+        def no_json(*args: Any) -> None:
+            raise AssertionError("the lines were parsed")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(cache, "_from_lines", no_json)
+            kept = read_cached_listing(cfg, tmp_path)
+        assert kept is not None and kept.digest == listed.digest and kept.tools == listed.tools
+    with use_digest_cache(DigestCache(tmp_path / "elsewhere")):  # nothing kept: the lines are parsed
+        parsed = read_cached_listing(cfg, tmp_path)
+    assert parsed is not None and parsed.tools == listed.tools
