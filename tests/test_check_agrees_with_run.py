@@ -1,6 +1,8 @@
 """``greenroom config check`` and ``greenroom run`` judge every tool schema alike: a tool
 the check reports is one the run finds unusable when it loads, and the other way round,
-for every schema of the real catalogs (as a catalog file and as an MCP server's listing)."""
+for every schema of the real catalogs (as a catalog file and as an MCP server's listing)
+and for each kind of schema the two once judged apart (what only the dialect's
+meta-schema rejects: the check said no, the run said yes until the tool's first call)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from greenroom.build.check import check_config
 from greenroom.build.compose import build_runtime
 from greenroom.build.findings import Level
 
-pytestmark = pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not present")
+needs_datasets = pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not present")
 
 
 @pytest.fixture(autouse=True)
@@ -61,6 +63,7 @@ def unusable_in_a_run(path: Path) -> set[str]:
         anyio.run(rt.aclose)
 
 
+@needs_datasets
 def test_a_catalog_file(tmp_path: Path) -> None:
     tools = dataset_tools()
     (tmp_path / "catalog.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tools), encoding="utf-8")
@@ -72,6 +75,7 @@ def test_a_catalog_file(tmp_path: Path) -> None:
     assert len(checked) < len(tools) / 100
 
 
+@needs_datasets
 def test_an_mcp_servers_cached_listing(tmp_path: Path) -> None:
     pytest.importorskip("mcp_types", reason="needs the MCP SDK 2.x: pip install 'greenroom[mcp]'")
     from greenroom.config import McpServerConfig
@@ -89,3 +93,41 @@ def test_an_mcp_servers_cached_listing(tmp_path: Path) -> None:
     )
     checked = {prefixed_name("data", name) for name in reported(config, Level.WARNING)}
     assert checked and checked == unusable_in_a_run(config)
+
+
+def _property(**keywords: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": {"q": {"type": "string", **keywords}}}
+
+
+ONCE_APART = {
+    "examples_as_text": _property(examples="a, b"),  # seal_tools has four of these
+    "unique_items_as_text": {"type": "object", "properties": {"t": {"type": "array", "uniqueItems": "yes"}}},
+    "format_as_number": _property(format=3),
+    "description_as_number": _property(description=7),
+    "title_as_list": _property(title=["a"]),
+    "deprecated_as_text": _property(deprecated="no"),
+    "required_names_map": {"type": "object", "dependentRequired": {"a": "b"}},
+    "draft4_exclusive_number": {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"n": {"type": "number", "minimum": 1, "exclusiveMinimum": 3}},
+    },
+}
+FINE = {
+    "plain": _property(),
+    "examples_as_list": _property(examples=["a", "b"]),
+    "draft7_examples": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "examples": [{}]},
+    "draft4_exclusive_flag": {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"n": {"type": "number", "minimum": 1, "exclusiveMinimum": True}},
+    },
+}
+
+
+def test_each_kind_of_schema_once_judged_apart(tmp_path: Path) -> None:
+    tools = [{"name": name, "parameters": schema} for name, schema in {**ONCE_APART, **FINE}.items()]
+    (tmp_path / "catalog.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tools), encoding="utf-8")
+    config = tmp_path / "agent.toml"
+    config.write_text('[agent]\nmodel = "scripted"\n\n[tools]\ncatalogs = ["catalog.jsonl"]\n', encoding="utf-8")
+    assert reported(config, Level.ERROR) == unusable_in_a_run(config) == set(ONCE_APART)
