@@ -17,6 +17,12 @@ query. For each size, in the same run:
   a cold disk cache (an empty ``GREENROOM_HOME``) and a warm one (the same home, again),
   next to building the plain bm25s index in that process.
 
+Today's default and the default before fielded documents and query splitting
+(``default-v1``, ``greenroom_ranking.config.V1_SETTINGS``) are measured side by side in
+the same run: their search p50 (interleaved with the others), their index build (each
+into an empty index cache, with nothing shared in the process) and their cold and warm
+first search.
+
 Measurements of the plugin and the baseline are interleaved query by query, so a busy
 machine slows both alike. Target: every search at most 3x bm25s.
 
@@ -123,6 +129,24 @@ def hook_search(plugin: Any) -> Callable[[SearchQuery, Sequence[ToolDescriptor]]
     return search
 
 
+def v1_config() -> Any:
+    from greenroom_ranking.config import V1_SETTINGS, RankingConfig
+
+    return RankingConfig(**V1_SETTINGS)
+
+
+def prepare_seconds(plugin: Any, tools: Sequence[ToolDescriptor]) -> float:
+    """Build the plugin's indexes from nothing: no corpus shared in the process, an empty
+    index cache on disk (a fresh home), as a first run over this catalog would."""
+    from greenroom_ranking.cache import forget
+
+    forget()
+    os.environ["GREENROOM_HOME"] = tempfile.mkdtemp(prefix="home-", dir=os.environ["GREENROOM_HOME"])
+    start = time.perf_counter()
+    plugin.engine.prepare(tools)
+    return time.perf_counter() - start
+
+
 def measure_size(base: Sequence[ToolDescriptor], size: int, texts: Sequence[str]) -> dict[str, Any]:
     """p50 of each search kind over the same queries, interleaved (see the module doc)."""
     from greenroom_ranking import SearchRankingPlugin
@@ -132,16 +156,19 @@ def measure_size(base: Sequence[ToolDescriptor], size: int, texts: Sequence[str]
     subset = [t for t in tools if rng.random() < 0.9]
     plain = PlainBM25(tools)
     plugin = SearchRankingPlugin()
-    start = time.perf_counter()
-    plugin.engine.prepare(tools)
-    prepare = time.perf_counter() - start
+    before = SearchRankingPlugin(v1_config())
+    # one build each from nothing, the order alternating with the size
+    pair = [("default", plugin), ("default-v1", before)]
+    prepare = {label: prepare_seconds(p, tools) for label, p in (pair if size % 2 == 0 else pair[::-1])}
     search = hook_search(plugin)
+    search_v1 = hook_search(before)
 
     async def plain_search(query: SearchQuery) -> Any:
         return plain.search(query.text)
 
     kinds: dict[str, Callable[[SearchQuery], Awaitable[Any]]] = {
         "all": lambda q: search(q, tools),
+        "all, default-v1": lambda q: search_v1(q, tools),
         "90%": lambda q: search(q, subset),
         "90%, new list": lambda q: search(q, list(subset)),
         "bm25s": plain_search,
@@ -164,22 +191,27 @@ def measure_size(base: Sequence[ToolDescriptor], size: int, texts: Sequence[str]
     return {
         "tools": size,
         "queries": len(texts) - WARMUP,
-        "prepare_s": prepare,
+        "prepare_s": prepare["default"],
+        "prepare_v1_s": prepare["default-v1"],
         "p50_ms": p50,
         "ratio_to_bm25s": {k: p50[k] / p50["bm25s"] for k in kinds if k != "bm25s"},
+        "ratio_to_v1": {
+            "p50": p50["all"] / p50["all, default-v1"],
+            "prepare": prepare["default"] / prepare["default-v1"],
+        },
     }
 
 
 # ----------------------------------------------------------------------------- first search
 
 
-def first_search_child(size: int, text: str) -> None:
+def first_search_child(size: int, text: str, v1: bool = False) -> None:
     """In a new process: build the catalog (not timed), then time the first search."""
     tools = make_catalog(base_tools(), size)
     start = time.perf_counter()
     from greenroom_ranking import SearchRankingPlugin
 
-    plugin = SearchRankingPlugin()
+    plugin = SearchRankingPlugin(v1_config() if v1 else None)
     search = hook_search(plugin)
     anyio.run(search, SearchQuery.parse(text, max_results=5), tools)
     first = time.perf_counter() - start
@@ -191,20 +223,25 @@ def first_search_child(size: int, text: str) -> None:
 
 
 def first_search(size: int, text: str) -> dict[str, Any]:
-    """The first search in a new process with a cold disk cache, then a warm one."""
+    """The first search in a new process with a cold disk cache, then a warm one; the
+    same for default-v1 (its own home)."""
     out: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="greenroom-scale-") as home:
-        env = {**os.environ, "GREENROOM_HOME": home}
-        for label in ("cold", "warm"):
-            proc = subprocess.run(
-                [sys.executable, __file__, "--first-search-child", str(size), "--query", text],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            out[label] = json.loads(proc.stdout.strip().splitlines()[-1])
+    for preset in ("default", "default-v1"):
+        with tempfile.TemporaryDirectory(prefix="greenroom-scale-") as home:
+            env = {**os.environ, "GREENROOM_HOME": home}
+            for label in ("cold", "warm"):
+                extra = ["--v1"] if preset == "default-v1" else []
+                proc = subprocess.run(
+                    [sys.executable, __file__, "--first-search-child", str(size), "--query", text, *extra],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                key = label if preset == "default" else f"{label}_v1"
+                out[key] = json.loads(proc.stdout.strip().splitlines()[-1])
     out["warm_to_cold"] = out["warm"]["first_s"] / out["cold"]["first_s"]
+    out["cold_to_v1"] = out["cold"]["first_s"] / out["cold_v1"]["first_s"]
     return out
 
 
@@ -213,10 +250,11 @@ def first_search(size: int, text: str) -> dict[str, Any]:
 
 def report(console: Console, rows: list[dict[str, Any]]) -> None:
     table = Table(title=f"ToolSearch p50 through the plugin's hooks vs plain bm25s (target: at most {TARGET:g}x)")
-    for col in ("tools", "bm25s ms", "all ms", "all / bm25s", "90% ms", "90% / bm25s", "90% new list / bm25s"):
+    columns = ("tools", "bm25s ms", "all ms", "all / bm25s", "90% ms", "90% / bm25s", "90% new list / bm25s")
+    for col in (*columns, "v1 ms", "all / v1", "build s", "v1 build s", "build / v1"):
         table.add_column(col, justify="right")
     for r in rows:
-        p, x = r["p50_ms"], r["ratio_to_bm25s"]
+        p, x, v = r["p50_ms"], r["ratio_to_bm25s"], r["ratio_to_v1"]
         table.add_row(
             f"{r['tools']:,}",
             f"{p['bm25s']:.3f}",
@@ -225,13 +263,19 @@ def report(console: Console, rows: list[dict[str, Any]]) -> None:
             f"{p['90%']:.3f}",
             f"{x['90%']:.2f}x",
             f"{x['90%, new list']:.2f}x",
+            f"{p['all, default-v1']:.3f}",
+            f"{v['p50']:.2f}x",
+            f"{r['prepare_s']:.2f}",
+            f"{r['prepare_v1_s']:.2f}",
+            f"{v['prepare']:.2f}x",
         )
     console.print(table)
     firsts = [r for r in rows if "first" in r]
     if not firsts:
         return
     table = Table(title="First search in a new process (imports, digest, indexes, one search)")
-    for col in ("tools", "cold s", "warm s", "warm / cold", "built cold", "read warm", "bm25s index s"):
+    columns = ("tools", "cold s", "warm s", "warm / cold", "cold v1 s", "warm v1 s", "cold / v1")
+    for col in (*columns, "built cold", "read warm", "bm25s index s"):
         table.add_column(col, justify="right")
     for r in firsts:
         f = r["first"]
@@ -240,6 +284,9 @@ def report(console: Console, rows: list[dict[str, Any]]) -> None:
             f"{f['cold']['first_s']:.2f}",
             f"{f['warm']['first_s']:.2f}",
             f"{f['warm_to_cold']:.2f}x",
+            f"{f['cold_v1']['first_s']:.2f}",
+            f"{f['warm_v1']['first_s']:.2f}",
+            f"{f['cold_to_v1']:.2f}x",
             ", ".join(sorted(f["cold"]["builds"])),
             ", ".join(sorted(f["warm"]["loads"])),
             f"{f['warm']['bm25s_index_s']:.2f}",
@@ -254,11 +301,12 @@ def main() -> int:
     parser.add_argument("--no-first", action="store_true", help="skip the first-search-in-a-new-process runs")
     parser.add_argument("--first-search-child", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--query", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--v1", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.first_search_child:
-        first_search_child(args.first_search_child, args.query)
+        first_search_child(args.first_search_child, args.query, args.v1)
         return 0
-    console = Console()
+    console = Console(width=200)  # wide tables stay whole in a log file too
     if not DATASETS.is_dir():
         console.print(f"[yellow]datasets not found at {DATASETS}; nothing to measure[/]")
         return 0

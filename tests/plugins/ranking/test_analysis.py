@@ -261,3 +261,25 @@ def test_the_default_is_no_worse_than_before_on_the_shared_datasets(dataset: str
         before = evaluate(tools, queries, "default-v1", form=form)
         now = evaluate(tools, queries, "default", form=form)
         assert now.recall_at_5 >= 0.99 * before.recall_at_5, (dataset, form)
+
+
+def test_the_hooks_pass_a_runs_group_descriptions_to_routing() -> None:
+    import types
+
+    import anyio
+
+    plugin = SearchRankingPlugin(RankingConfig(rankers=("routing",), routing_groups=1, index_cache=False))
+    views = {
+        "kanban": types.SimpleNamespace(id="kanban", description="Boards, cards and sprints for agile teams"),
+        "storage": types.SimpleNamespace(id="storage", description="Cloud drive for documents"),
+    }
+    ctx = types.SimpleNamespace(groups=views, priors=types.SimpleNamespace(get=lambda _name: 0.0))
+
+    async def search(run: object) -> list[str]:
+        query = q("sprints")
+        ranking = await plugin.greenroom_rank_tools(run, query, SERVERS)  # type: ignore[arg-type]
+        found = plugin.greenroom_search_tools(run, query, SERVERS, [ranking] if ranking else [])  # type: ignore[arg-type]
+        return names(found or [])
+
+    assert anyio.run(search, ctx) == ["list_items", "move_item"]
+    assert anyio.run(search, None) == []  # no run, no descriptions: no group says "sprints"
