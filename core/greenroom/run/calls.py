@@ -21,6 +21,7 @@ reach the model on the tool message (``Message.parts``), and events only name th
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -51,6 +52,12 @@ if TYPE_CHECKING:
     from greenroom.runtime import Runtime
 
 log = logging.getLogger("greenroom")
+
+
+@functools.lru_cache(maxsize=4096)
+def _tool_logger(name: str) -> logging.Logger:
+    # logging keeps every logger for good anyway; this spares each call its lock and lookup
+    return logging.getLogger(f"greenroom.tools.{name}")
 
 
 class ToolCalls:
@@ -241,7 +248,7 @@ class ToolCalls:
             call_id=call.id,
             run_id=ctx.run_id,
             tool_name=call.name,
-            logger=logging.getLogger(f"greenroom.tools.{call.name}"),
+            logger=_tool_logger(call.name),
             run=ctx if call.name in self._rt.plugin_tool_names else None,
             progress=progress_listener.get(),
         )
