@@ -108,8 +108,8 @@ def _first_search_table(r: Report) -> Table:
     ]
     base = rest[0][1] if rest else None
     return r.table(
-        "The searching run's ToolSearch (cold: the ranking index is built) and the rest",
-        ["tools", "search ms, cold", "search ms, warm", "rest ms, cold", "rest x smallest"],
+        "The searching run's ToolSearch (cold: the ranking index is built) and the rest, cold",
+        ["tools", "search ms, cold", "search ms, warm", "rest ms", "rest x smallest"],
         lambda n, p: (
             [
                 _num(p["cold_search_ms"], 0),
