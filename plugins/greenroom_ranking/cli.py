@@ -69,8 +69,9 @@ def eval_cmd(
         typer.Option(
             "--ranker",
             help=(
-                "Ranker to measure (repeat): default, hybrid, keyword, bm25, bm25-plain, embedding, a+b, "
-                "or an installed ranker plugin's name."
+                "Ranker to measure (repeat): default, hybrid, keyword, bm25, bm25-plain, routing, embedding, "
+                "a+b, any of them with -v1 (as ranked before 2026-11: default-v1, hybrid-v1), or an installed "
+                "ranker plugin's name."
             ),
         ),
     ] = None,
