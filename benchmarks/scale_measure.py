@@ -64,7 +64,7 @@ class QuietModel:
 async def bare_loop(steps: int) -> float:
     """The baseline of a step: the same model calls and no-op executions, nothing around."""
     model = QuietModel(lambda request: _call("noop") if request.step < steps else {"text": "done"})
-    ctx = ToolCallContext("c", "r", "noop")
+    ctx: ToolCallContext[None] = ToolCallContext("c", "r", "noop")
     started = time.perf_counter()
     for step in range(1, steps + 1):
         response = await model.complete(ModelRequest(system=(), tools=(noop.descriptor,), messages=(), step=step))
