@@ -132,7 +132,7 @@ async def test_a_non_object_schema_is_unusable() -> None:
 
 
 @pytest.mark.anyio
-async def test_what_only_the_meta_schema_finds_makes_the_tool_unusable_at_its_first_call() -> None:
+async def test_what_only_the_meta_schema_finds_makes_the_tool_unusable_at_load() -> None:
     odd = bad_tool("odd", {"type": "object", "properties": {"tags": {"type": "array", "uniqueItems": "yes"}}})
     turns = [
         {"tool_calls": [{"name": "odd", "arguments": {"tags": []}}]},
@@ -140,14 +140,13 @@ async def test_what_only_the_meta_schema_finds_makes_the_tool_unusable_at_its_fi
         {"text": "ok"},
     ]
     rt, seen = runtime(turns, [odd, ping])
-    assert not [e for e in seen if isinstance(e, ev.ToolUnusable)]  # the load check passes it
+    (warned,) = [e for e in seen if isinstance(e, ev.ToolUnusable)]  # found when the tools load
+    assert (warned.tool, warned.fault, warned.where) == ("odd", "meta_schema", "#/properties/tags/uniqueItems")
     s = rt.session()
     assert (await s.run("go")).stop_reason == "final"
-    (warned,) = [e for e in seen if isinstance(e, ev.ToolUnusable)]
-    assert (warned.tool, warned.fault, warned.where) == ("odd", "meta_schema", "#/properties/tags/uniqueItems")
     assert "cannot be used" in results(s)["odd"].content
     sent = [[t.name for t in r.tools] for r in rt.model.requests]
-    assert sent == [["odd", "ping"], ["ping"], ["ping"]]  # gone from the list once found
+    assert sent == [["ping"], ["ping"], ["ping"]]  # never sent to the model
 
 
 def test_validation_that_raises_marks_the_tool_unusable() -> None:

@@ -18,7 +18,7 @@ import jsonschema
 from greenroom._support.memo import IdentityMemo
 from greenroom.tools import Tool, ToolDescriptor
 from greenroom.tools.catalog import schema_origin
-from greenroom.tools.schema.check import catalog_problems, compile_validator, load_problem, meta_schema_problem
+from greenroom.tools.schema.check import catalog_problems, compile_validator, meta_schema_problem, schema_problem
 from greenroom.tools.schema.fast_validation import FastValidator, compile_fast
 from greenroom.tools.schema.problem import SchemaFault, SchemaProblem
 
@@ -41,7 +41,8 @@ def _load_problem(schema: Any) -> SchemaProblem | None:
     hit = _checked.lookup((schema,))
     if hit is not None:
         return hit[0]
-    return _checked.put((schema,), load_problem(schema))
+    # the one judgement config check gives too: a schema the check rejects is never sent
+    return _checked.put((schema,), schema_problem(schema))
 
 
 class UnusableToolError(ValueError):
