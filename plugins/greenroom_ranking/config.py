@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import attrs
 
-from greenroom_ranking.extra import missing_extra
+from greenroom_ranking.extra import missing_extra, missing_rerank_extra
 
 _v = attrs.validators
 _ge, _le, _gt = _v.ge, _v.le, _v.gt
@@ -48,6 +48,24 @@ HYBRID_V1_SETTINGS: dict[str, Any] = {
     "embedding_min_similarity": 0.2,
 }
 """The hybrid preset before fielded documents and query splitting (``hybrid-v1``)."""
+
+
+def _rerank_model_usable(_inst: Any, _attr: Any, value: str | None) -> None:
+    # the folder is checked when the config is read, so a wrong path or model is a config
+    # error naming the key, not a failure at the first search
+    if value is None:
+        return
+    problem = missing_rerank_extra()
+    if problem is not None:
+        raise ValueError(f"plugins.search-ranking.rerank_model is set, but {problem}")
+    from pathlib import Path
+
+    from greenroom_ranking.light.cross import CrossEncoderError, check_model_dir
+
+    try:
+        check_model_dir(Path(value).expanduser())
+    except CrossEncoderError as exc:
+        raise ValueError(f"plugins.search-ranking.rerank_model: {exc}") from None
 
 
 def _embedding_installed(inst: Any, _attr: Any, _value: object) -> None:
@@ -269,4 +287,30 @@ class RankingConfig:
                 "(GREENROOM_HOME), keyed by model and tool texts, so a restart does not re-embed."
             )
         },
+    )
+    rerank_model: str | None = attrs.field(
+        default=None,
+        validator=_rerank_model_usable,
+        metadata={
+            "description": (
+                "rerank stage: a local Hugging Face folder of a BERT cross-encoder (config.json, "
+                "tokenizer.json, model.safetensors) that re-scores the best fused results; null: off. "
+                "Needs the rerank extra; never downloaded."
+            )
+        },
+    )
+    rerank_depth: int = attrs.field(
+        default=20,
+        validator=[_ge(1), _le(200)],
+        metadata={
+            "description": (
+                "rerank stage: how many of the best fused results the cross-encoder re-scores "
+                "(at least the search's max_results); each costs a model pass."
+            )
+        },
+    )
+    rerank_max_length: int = attrs.field(
+        default=256,
+        validator=[_ge(16), _le(512)],
+        metadata={"description": "rerank stage: tokens of the query and a tool's text together; the longer is cut."},
     )

@@ -139,7 +139,7 @@ class RankingEngine:
         if arrays is not None and arrays.owner is view.corpus:
             # this engine's own answer over this corpus: it is already the fusion, and
             # its arrays are filtered and cut before any ScoredTool is made
-            return self._finish_arrays(query, view, arrays, prior, limit)
+            return self._end(query, view, self._finish_arrays(query, view, arrays, prior, self._head(limit)), limit)
         if own is not None:
             fused = list(own.results)
         else:
@@ -157,13 +157,32 @@ class RankingEngine:
         ]
         if prior is not None:
             eligible = prior_boost(eligible, prior, self.config.prior_weight)
-        return cut(eligible, self.config.min_score_ratio, limit)
+        return self._end(query, view, eligible, limit)
+
+    def _head(self, limit: int) -> int:
+        """How many fused results reach the end: ``limit``, or the rerank depth (at least
+        ``limit``) when a cross-encoder re-scores them."""
+        c = self.config
+        return limit if c.rerank_model is None else max(limit, c.rerank_depth)
+
+    def _end(self, query: SearchQuery, view: View, results: list[ScoredTool], limit: int) -> list[ScoredTool]:
+        """The rerank stage (when ``rerank_model`` is set), then ``min_score_ratio`` and the cut."""
+        c = self.config
+        if c.rerank_model is not None and results and limit > 0:
+            from greenroom_ranking.embeddings import embedding_text
+            from greenroom_ranking.rerank import reranker
+
+            tools, position = view.corpus.tools, view.corpus.position
+            results = reranker(c.rerank_model, c.rerank_max_length).rerank(
+                query.text, results, lambda name: embedding_text(tools[position[name]]), self._head(limit)
+            )
+        return cut(results, c.min_score_ratio, limit)
 
     def _finish_arrays(
         self, query: SearchQuery, view: View, arrays: RankedArrays, prior: Prior | None, limit: int
     ) -> list[ScoredTool]:
-        """``finish`` of this engine's own fused arrays: the same results, made for the
-        few candidates that can reach them."""
+        """``finish`` of this engine's own fused arrays, before ``_end``: the best ``limit``,
+        made for the few candidates that can reach them."""
         positions, scores = arrays.positions, arrays.scores
         if view.allowed is not None:
             keep = view.allowed[positions]
@@ -179,7 +198,7 @@ class RankingEngine:
         weight = self.config.prior_weight
         if prior is None or weight <= 0:
             # without a boost the order stands: only the first ``limit`` can be kept
-            return cut(scored(arrays.names, positions[:limit], scores[:limit]), self.config.min_score_ratio, limit)
+            return scored(arrays.names, positions[:limit], scores[:limit])
         if 0 < limit < positions.size and scores[limit - 1] > 0:
             # a boost multiplies a score by at most 1 + weight; the ``limit`` best already
             # score at least the limit-th best score, so a candidate whose most boosted score
@@ -193,7 +212,7 @@ class RankingEngine:
         boost = [max(0.0, min(1.0, prior(names[i]))) for i in positions.tolist()]
         boosted = scores * (1.0 + weight * np.asarray(boost, dtype=np.float64))
         order = np.lexsort((arrays.ranks[positions], -boosted))
-        return cut(scored(names, positions[order][:limit], boosted[order][:limit]), self.config.min_score_ratio, limit)
+        return scored(names, positions[order][:limit], boosted[order][:limit])
 
     def search(
         self,

@@ -1,4 +1,5 @@
-"""Whether the embedding ranker's packages are installed, asked without importing them.
+"""Whether the embedding ranker's (and the rerank stage's) packages are installed, asked
+without importing them.
 
 The config validator and the embedding ranker both need the answer; neither may pay for
 importing a model's runtime to get it, and neither depends on the other.
@@ -47,3 +48,12 @@ def missing_extra(model: str | None = None) -> str | None:
 def has_module(name: str) -> bool:
     """Whether ``name`` can be imported, without importing it."""
     return importlib.util.find_spec(name) is not None
+
+
+def missing_rerank_extra() -> str | None:
+    """Why the rerank stage cannot run here (its packages, the ``rerank`` extra), or None."""
+    missing = [dist for dist in ("tokenizers", "numpy") if importlib.util.find_spec(dist) is None]
+    if not missing:
+        return None
+    verb = "is" if len(missing) == 1 else "are"
+    return f"the rerank stage needs {', '.join(missing)}, which {verb} not installed: pip install 'greenroom[rerank]'"

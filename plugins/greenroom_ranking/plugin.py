@@ -43,6 +43,11 @@ class SearchRankingPlugin(Plugin):
         self.config: RankingConfig
         self._engine: RankingEngine | None = None
         self._limiter = anyio.CapacityLimiter(1)
+        if self.config.rerank_model is not None:
+            # the rerank stage runs a cross-encoder pass per result it re-scores (and loads
+            # the model the first time) inside greenroom_search_tools: the host then runs
+            # that plain hook in a worker thread, bounded by its timeout, off the event loop
+            self.nonblocking = False  # type: ignore[misc]
 
     @property
     def engine(self) -> RankingEngine:

@@ -13,13 +13,15 @@ the head is reordered by the model and the tail dropped, and bad folders are nam
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from rerank_testutil import write_model
 
-from greenroom import ScoredTool
+from greenroom import ScoredTool, SearchQuery, ToolDescriptor
 from greenroom_ranking.extra import missing_extra
 
 pytestmark = pytest.mark.skipif(
@@ -114,3 +116,65 @@ def test_scores_match_sentence_transformers_cross_encoder(model_dir: Path) -> No
     want = reference.predict([(QUERY, t) for t in TEXTS], activation_fn=torch.nn.Identity())
     got = BertCrossEncoder(model_dir, max_length=256).score(QUERY, TEXTS)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+CATALOG = [
+    ToolDescriptor("send_email", "Send an email message to a recipient."),
+    ToolDescriptor("search_email", "Find emails in a mailbox by sender or subject."),
+    ToolDescriptor("draft_email", "Save an email as a draft without sending it."),
+    ToolDescriptor("email_rules", "Manage the rules that file incoming email."),
+    ToolDescriptor("get_weather", "The weather forecast for a city."),
+    ToolDescriptor("create_event", "Add a meeting to the calendar."),
+]
+
+
+def test_a_rerank_model_that_cannot_run_is_a_config_error_at_its_key(tmp_path: Path) -> None:
+    from greenroom_ranking import RankingConfig
+
+    with pytest.raises(ValueError, match=r"plugins\.search-ranking\.rerank_model: .*absent is not a folder"):
+        RankingConfig(rerank_model=str(tmp_path / "absent"))
+    with pytest.raises(ValueError, match=r"rerank_model: .*holds a 'xlm-roberta' model"):
+        RankingConfig(rerank_model=str(write_model(tmp_path / "xlmr", model_type="xlm-roberta")))
+
+
+def test_a_search_returns_the_head_of_the_fusion_in_the_models_order(model_dir: Path) -> None:
+    from greenroom_ranking import RankingConfig, RankingEngine
+    from greenroom_ranking.embeddings import embedding_text
+    from greenroom_ranking.rerank import Reranker
+
+    query = SearchQuery.parse("email", max_results=2)
+    plain = RankingEngine(RankingConfig(index_cache=False), shared=False)
+    head = plain.search(SearchQuery.parse("email", max_results=4), CATALOG)
+    assert len(head) == 4  # the fusion has more than the search returns
+    reranking = RankingEngine(
+        RankingConfig(index_cache=False, rerank_model=str(model_dir), rerank_depth=4), shared=False
+    )
+    got = reranking.search(query, CATALOG)
+    texts = {t.name: embedding_text(t) for t in CATALOG}
+    want = Reranker(model_dir).rerank("email", head, texts.__getitem__, 4)[:2]
+    assert [(s.name, round(s.score, 6)) for s in got] == [(s.name, round(s.score, 6)) for s in want]
+    # max_results larger than the depth: the depth grows to it, nothing below is lost
+    wide = reranking.search(SearchQuery.parse("email", max_results=6), CATALOG)
+    assert {s.name for s in wide} == {s.name for s in plain.search(SearchQuery.parse("email", max_results=6), CATALOG)}
+
+
+def test_a_reranking_plugin_runs_its_fusion_hook_off_the_event_loop(model_dir: Path) -> None:
+    from greenroom_ranking import RankingConfig, SearchRankingPlugin
+
+    assert SearchRankingPlugin(RankingConfig()).nonblocking  # the default fuses on the loop: it only computes
+    assert not SearchRankingPlugin(RankingConfig(rerank_model=str(model_dir))).nonblocking
+
+
+def test_the_default_search_never_loads_the_cross_encoder() -> None:
+    code = (
+        "import sys\n"
+        "from greenroom import SearchQuery, ToolDescriptor\n"
+        "from greenroom_ranking import RankingConfig, RankingEngine\n"
+        "tools = [ToolDescriptor('send_email', 'Send an email.'), ToolDescriptor('get_weather', 'Weather.')]\n"
+        "found = RankingEngine(RankingConfig(index_cache=False)).search(SearchQuery.parse('email'), tools)\n"
+        "assert [s.name for s in found] == ['send_email'], found\n"
+        "model = ('greenroom_ranking.light', 'greenroom_ranking.rerank')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(model)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
