@@ -16,7 +16,6 @@ The table is built with numpy (no bm25s), in bm25s' layout, so the same scoring 
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -121,7 +120,8 @@ def occurrence_postings(
     b: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """BM25F from token occurrences: occurrence ``j`` is token ``token[j]`` in field
-    ``slot[j] % width`` of tool ``slot[j] // width`` (``n`` tools, ``size`` tokens).
+    ``slot[j] % width`` of tool ``slot[j] // width`` (``n`` tools, ``size`` tokens), in
+    ascending order of ``slot``.
 
     A token's pseudo-frequency in a tool is ``sum_f w_f * tf_f / (1 - b + b * len / avg)``
     with ``len = sum_f w_f * len_f`` the tool's weighted length (``avg`` the catalog's
@@ -131,16 +131,34 @@ def occurrence_postings(
     w = np.asarray(weights, dtype=np.float64)
     lengths = np.bincount(slot, minlength=n * width).reshape(n, width).astype(np.float64)
     length = lengths @ w  # each tool's weighted length
+    del lengths
     norm = 1.0 - b + b * length / max(float(length.mean()), 1e-9)
     scale = (w[None, :] / norm[:, None]).ravel()  # each slot's weight over its tool's norm
     keep = w[slot % width] > 0
-    slot, token = slot[keep], token[keep]
+    if not keep.all():
+        slot, token = slot[keep], token[keep]
+    del keep
     if not slot.size:
         return np.zeros(0, np.float32), np.zeros(0, np.int32), np.zeros(size + 1, np.int64)
-    key = token * max(n, 1) + slot // width  # token-major: the table's order
-    unique, inverse = np.unique(key, return_inverse=True)
-    tf = np.bincount(inverse.ravel(), weights=scale[slot])
-    term, tool = np.divmod(unique, max(n, 1))
+    # token-major, as the table is: a stable sort by token keeps tools ascending (slots
+    # are) and each (token, tool)'s occurrences in their order, so the sums below add in
+    # the order of the occurrences, to the same floats as a bincount over them would
+    order = np.argsort(token, kind="stable")
+    token, slot = token[order], slot[order]
+    del order
+    weight = scale[slot]
+    tool = slot // width
+    del slot
+    new = np.empty(token.size, dtype=bool)
+    new[0] = True
+    np.not_equal(token[1:], token[:-1], out=new[1:])
+    new[1:] |= tool[1:] != tool[:-1]
+    group = np.cumsum(new, dtype=np.int64 if token.size >= 2**31 else np.int32)
+    group -= 1
+    tf = np.bincount(group, weights=weight)
+    del group, weight
+    term, tool = token[new], tool[new]
+    del token, new
     df = np.bincount(term, minlength=size)
     idf = np.log1p((n - df + 0.5) / (df + 0.5))
     data = (idf[term] * tf / (k1 + tf)).astype(np.float32)
@@ -151,6 +169,33 @@ def occurrence_postings(
 
 _SEPARATOR = "\x1f"  # the unit separator: no word character, and no tool text holds it in practice
 _PIECES = re.compile(r"[^\W_]+|\x1f")
+BATCH = 2048
+"""Tools whose texts are cut into words at once: the words of 100,000 tools as Python
+strings would take about 240 MB, and would pin the memory of the strings kept among them."""
+
+
+class _Words:
+    """Distinct words (chunks) in order of first sight, each analysed once, and the
+    token ids their analysis gives (ids in order of first sight too)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {_SEPARATOR: 0}
+        self.vocab: dict[str, int] = {}
+        self.count: list[int] = [0]  # tokens of each chunk
+        self.start: list[int] = [0]  # where each chunk's tokens start in ``tokens``
+        self.tokens: list[int] = []
+
+    def add(self, pieces: list[str]) -> None:
+        ids = self.ids
+        new = [c for c in dict.fromkeys(pieces) if c not in ids]
+        if not new:
+            return
+        vocab = self.vocab
+        for chunk, tokens in zip(new, analyze_chunks(new, joined=True), strict=True):
+            ids[chunk] = len(ids)
+            self.start.append(len(self.tokens))
+            self.count.append(len(tokens))
+            self.tokens.extend(vocab.setdefault(t, len(vocab)) for t in tokens)
 
 
 def fielded_postings(
@@ -158,42 +203,43 @@ def fielded_postings(
 ) -> tuple[int, Postings]:
     """The catalog's BM25F postings (``occurrence_postings``) and its size.
 
-    Built for large catalogs: every field's text is joined into one string and cut into
-    words by one regular expression; each distinct word is analysed once
-    (``analyze_chunks``), and every occurrence becomes token ids by numpy indexing, so
-    the Python work is per distinct word, not per word of the catalog."""
+    Built for large catalogs, ``BATCH`` tools at a time: their fields' texts are joined
+    into one string and cut into words by one regular expression; each distinct word is
+    analysed once (``analyze_chunks``), and every occurrence becomes token ids by numpy
+    indexing, so the Python work is per distinct word, not per word of the catalog, and
+    what is kept per occurrence is two 32-bit integers."""
     width = len(FIELDS)
-    texts = [text for tool in tools for text in tool_fields(tool, parameters=parameters)]
-    n = len(texts) // width
-    joined = _SEPARATOR.join(texts)
-    if joined.count(_SEPARATOR) != max(len(texts) - 1, 0):  # a text held one: each is cleaned
-        joined = _SEPARATOR.join(t.replace(_SEPARATOR, " ") for t in texts)
-    del texts
-    pieces = _PIECES.findall(joined)
-    del joined
-    # distinct words in order of first sight, then every piece's id by a C-level lookup
-    chunks = {c: i for i, c in enumerate(dict.fromkeys(itertools.chain((_SEPARATOR,), pieces)))}
-    ids = np.fromiter(map(chunks.__getitem__, pieces), dtype=np.int64, count=len(pieces))
-    del pieces
-    slot_of = np.cumsum(ids == 0)  # each piece's text: the separators before it
-    word = ids != 0
-    ids, slot_of = ids[word], slot_of[word]
-    vocab: dict[str, int] = {}
-    analysed = analyze_chunks(list(chunks)[1:], joined=True)
-    per_chunk = np.zeros(len(chunks), dtype=np.int64)
-    per_chunk[1:] = [len(tokens) for tokens in analysed]
-    flat = np.fromiter(
-        (vocab.setdefault(t, len(vocab)) for tokens in analysed for t in tokens),
-        dtype=np.int64,
-        count=int(per_chunk.sum()),
-    )
-    starts = np.cumsum(per_chunk) - per_chunk  # where each chunk's tokens start in ``flat``
-    count = per_chunk[ids]
-    total = int(count.sum())
-    first = np.cumsum(count) - count
-    at = np.repeat(starts[ids] - first, count) + np.arange(total, dtype=np.int64)
-    slot = np.repeat(slot_of, count)
-    return n, (vocab, *occurrence_postings(slot, flat[at], n, len(vocab), width, weights, k1, b))
+    tools = tools if isinstance(tools, Sequence) else list(tools)
+    wide = np.int64 if len(tools) * width >= 2**31 else np.int32
+    words = _Words()
+    slots: list[np.ndarray] = []
+    tokens: list[np.ndarray] = []
+    for first in range(0, len(tools), BATCH):
+        texts = [text for tool in tools[first : first + BATCH] for text in tool_fields(tool, parameters=parameters)]
+        joined = _SEPARATOR.join(texts)
+        if joined.count(_SEPARATOR) != len(texts) - 1:  # a text held one: each is cleaned
+            joined = _SEPARATOR.join(t.replace(_SEPARATOR, " ") for t in texts)
+        del texts
+        pieces = _PIECES.findall(joined)
+        del joined
+        words.add(pieces)
+        ids = np.fromiter(map(words.ids.__getitem__, pieces), dtype=np.int64, count=len(pieces))
+        del pieces
+        slot_of = np.cumsum(ids == 0, dtype=wide)  # each piece's text: the separators before it
+        slot_of += first * width
+        word = ids != 0
+        ids, slot_of = ids[word], slot_of[word]
+        count = np.asarray(words.count, dtype=np.int64)[ids]
+        total = int(count.sum())
+        starts = np.asarray(words.start, dtype=np.int64)[ids] - (np.cumsum(count) - count)
+        at = np.repeat(starts, count) + np.arange(total, dtype=np.int64)
+        tokens.append(np.asarray(words.tokens, dtype=wide)[at])
+        slots.append(np.repeat(slot_of, count))
+    slot = np.concatenate(slots) if slots else np.zeros(0, wide)
+    token = np.concatenate(tokens) if tokens else np.zeros(0, wide)
+    del slots, tokens
+    vocab = words.vocab
+    return len(tools), (vocab, *occurrence_postings(slot, token, len(tools), len(vocab), width, weights, k1, b))
 
 
 def field_weights(given: Mapping[str, float]) -> tuple[float, ...]:

@@ -226,8 +226,12 @@ def test_new_keys_are_validated_in_the_schema_and_when_structured() -> None:
 # ----------------------------------------------------------------------------- build and quality
 
 
-def test_the_fast_fielded_build_equals_the_plain_one() -> None:
+@pytest.mark.parametrize("batch", [1, 3, 2048])  # tools cut into words this many at a time
+def test_the_fast_fielded_build_equals_the_plain_one(batch: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from greenroom_ranking.analysis import fields
     from greenroom_ranking.analysis.fields import field_weights, fielded_postings, weighted_postings
+
+    monkeypatch.setattr(fields, "BATCH", batch)
     from greenroom_ranking.text import analyze_documents
 
     tools = [
