@@ -101,8 +101,9 @@ class CorpusText:
     def build(cls, corpus: RankingCorpus) -> CorpusText:
         return cls(
             corpus.names,
-            SubstringIndex.build([n.lower() for n in corpus.names]),
-            SubstringIndex.build([t.description.lower() for t in corpus.tools]),
+            # one text at a time: the lowercase descriptions of 100,000 tools are never all held
+            SubstringIndex.build(n.lower() for n in corpus.names),
+            SubstringIndex.build(t.description.lower() for t in corpus.tools),
         )
 
     def to_arrays(self) -> dict[str, np.ndarray]:

@@ -14,8 +14,8 @@ disk and read back without any per-text work.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from itertools import chain
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain, islice
 
 import numpy as np
 
@@ -24,6 +24,7 @@ _NL = 10  # b"\n", the chunk separator
 _TOP_KEY = 2**64 - 1
 _FEW = 16  # chunks whose postings are gathered one slice at a time
 _FEW_IDS = 256  # ids few enough to merge in Python
+_BATCH = 4096  # texts split into chunks at once
 _FIELDS = ("size", "data", "keys", "position", "chunk", "offsets", "postings")
 
 
@@ -74,20 +75,35 @@ class SubstringIndex:
         self.postings = postings
 
     @classmethod
-    def build(cls, texts: Sequence[str]) -> SubstringIndex:
-        postings: dict[str, list[int]] = {}
-        for i, text in enumerate(texts):
-            for piece in dict.fromkeys(text.split()):
-                got = postings.get(piece)
-                if got is None:
-                    postings[piece] = [i]
-                else:
-                    got.append(i)
-        chunks = list(postings)
-        sizes = np.fromiter(map(len, postings.values()), dtype=np.int64, count=len(postings))
+    def build(cls, texts: Iterable[str]) -> SubstringIndex:
+        """The index of ``texts``, read once, ``_BATCH`` at a time."""
+        ids: dict[str, int] = {}  # each distinct chunk, in order of first sight
+        chunk_parts: list[np.ndarray] = []  # per batch: each (text, distinct chunk) pair's chunk...
+        text_parts: list[np.ndarray] = []  # ...and text
+        size = 0
+        source = iter(texts)
+        while batch := [dict.fromkeys(text.split()) for text in islice(source, _BATCH)]:
+            for piece in dict.fromkeys(chain.from_iterable(batch)):
+                if piece not in ids:
+                    ids[piece] = len(ids)
+            pairs = sum(map(len, batch))
+            chunk_parts.append(
+                np.fromiter(map(ids.__getitem__, chain.from_iterable(batch)), dtype=np.int32, count=pairs)
+            )
+            counts = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
+            text_parts.append(np.repeat(np.arange(size, size + len(batch), dtype=np.int32), counts))
+            size += len(batch)
+        pair_chunk = np.concatenate(chunk_parts) if chunk_parts else np.zeros(0, np.int32)
+        pair_text = np.concatenate(text_parts) if text_parts else np.zeros(0, np.int32)
+        del chunk_parts, text_parts
+        # postings grouped by chunk, texts ascending within each (a stable sort keeps them so):
+        # 4 bytes a posting where lists of Python ints took 36
+        flat = pair_text[np.argsort(pair_chunk, kind="stable")]
+        sizes = np.bincount(pair_chunk, minlength=len(ids))
+        del pair_chunk, pair_text
         offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes)])
-        flat = np.fromiter(chain.from_iterable(postings.values()), dtype=np.int32, count=int(offsets[-1]))
-        del postings
+        chunks = list(ids)
+        del ids
         data = np.frombuffer(_utf8("".join(f"{c}\n" for c in chunks)), dtype=np.uint8)
         # arrays of one element per byte, as narrow as they can be and dropped as soon as
         # done with: the names of 100,000 tools are about 2.3 million bytes
@@ -103,7 +119,7 @@ class SubstringIndex:
         del order
         chunk = chunk_of[positions]
         del chunk_of
-        return cls(len(texts), data, keys, positions, chunk, offsets, flat)
+        return cls(size, data, keys, positions, chunk, offsets, flat)
 
     # ------------------------------------------------------------------ storing
     def to_arrays(self, prefix: str) -> dict[str, np.ndarray]:

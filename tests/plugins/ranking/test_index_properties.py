@@ -5,6 +5,8 @@ catalog is the whole catalog's ranking restricted to the subset."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 from greenroom import ScoredTool, SearchQuery, ToolDescriptor
 from greenroom.kit import sort_scored
 from greenroom.search import keyword_scores
-from greenroom_ranking import RankingConfig, RankingEngine
+from greenroom_ranking import RankingConfig, RankingEngine, substrings
 from greenroom_ranking.cache import forget
 from greenroom_ranking.index import top_scored
 from greenroom_ranking.rankers import BUILDERS
@@ -29,9 +31,11 @@ terms = st.text(letters, min_size=1, max_size=12)
 
 
 @PROPERTY
-@given(st.lists(texts, max_size=25), st.lists(terms, min_size=1, max_size=6))
-def test_the_substring_index_finds_what_in_finds(corpus: list[str], probes: list[str]) -> None:
-    built = SubstringIndex.build(corpus)
+@given(st.lists(texts, max_size=25), st.lists(terms, min_size=1, max_size=6), st.integers(1, 30))
+def test_the_substring_index_finds_what_in_finds(corpus: list[str], probes: list[str], batch: int) -> None:
+    with mock.patch.object(substrings, "_BATCH", batch):  # texts read this many at a time, from an iterator
+        built = SubstringIndex.build(iter(corpus))
+    assert built.size == len(corpus)
     stored = SubstringIndex.from_arrays(built.to_arrays("x"), "x")
     for term in [*probes, *(w for t in corpus for w in t.split()[:1])]:
         expected = [i for i, text in enumerate(corpus) if term in text]
