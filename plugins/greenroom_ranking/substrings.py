@@ -34,18 +34,14 @@ def _utf8(text: str) -> bytes:
 
 
 def _keys(data: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """The big-endian first ``_KEY`` bytes of each suffix as one unsigned integer. Built
-    one byte at a time in place: two arrays of keys' size at once, not five."""
+    """The big-endian first ``_KEY`` bytes of each suffix as one unsigned integer: read
+    through a view of 8-byte big-endian words at every byte offset, so the only array of
+    keys' size made is the keys."""
     padded = np.concatenate([data, np.zeros(_KEY, dtype=np.uint8)])
-    keys = np.zeros(len(positions), dtype=np.uint64)
-    byte = np.empty(len(positions), dtype=np.uint64)
-    at = positions.copy()
-    for j in range(_KEY):
-        np.copyto(byte, padded[at])
-        byte <<= np.uint64(8 * (_KEY - 1 - j))
-        keys |= byte
-        at += 1
-    return keys
+    words = np.ndarray((len(data),), dtype=">u8", buffer=padded, strides=(1,))
+    keys = words[positions]
+    keys.byteswap(inplace=True)
+    return keys.view(np.uint64)
 
 
 class SubstringIndex:
@@ -114,7 +110,7 @@ class SubstringIndex:
         del inside
         keys = _keys(data, positions)
         order = np.argsort(keys, kind="stable")
-        keys = keys[order]
+        keys.sort()  # in place: the same sorted keys as keys[order], without a second array
         positions = positions[order]
         del order
         chunk = chunk_of[positions]

@@ -128,6 +128,16 @@ def occurrence_postings(
     mean); its score is ``idf * tf / (k1 + tf)`` with bm25s' (Lucene's) idf,
     ``log(1 + (N - df + 0.5) / (df + 0.5))``.
     """
+    return _postings([slot, token], n, size, width, weights, k1, b)
+
+
+def _postings(
+    held: list[np.ndarray], n: int, size: int, width: int, weights: Sequence[float], k1: float, b: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``occurrence_postings`` of ``held = [slot, token]``, which it empties: the arrays
+    are dropped here as soon as they are reordered (a caller's names would keep them)."""
+    slot, token = held
+    held.clear()
     w = np.asarray(weights, dtype=np.float64)
     lengths = np.bincount(slot, minlength=n * width).reshape(n, width).astype(np.float64)
     length = lengths @ w  # each tool's weighted length
@@ -235,11 +245,10 @@ def fielded_postings(
         at = np.repeat(starts, count) + np.arange(total, dtype=np.int64)
         tokens.append(np.asarray(words.tokens, dtype=wide)[at])
         slots.append(np.repeat(slot_of, count))
-    slot = np.concatenate(slots) if slots else np.zeros(0, wide)
-    token = np.concatenate(tokens) if tokens else np.zeros(0, wide)
+    held = [np.concatenate(parts) if parts else np.zeros(0, wide) for parts in (slots, tokens)]
     del slots, tokens
     vocab = words.vocab
-    return len(tools), (vocab, *occurrence_postings(slot, token, len(tools), len(vocab), width, weights, k1, b))
+    return len(tools), (vocab, *_postings(held, len(tools), len(vocab), width, weights, k1, b))
 
 
 def field_weights(given: Mapping[str, float]) -> tuple[float, ...]:
