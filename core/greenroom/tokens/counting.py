@@ -8,7 +8,8 @@ cut where the encoder's pre-tokenizer always starts a new pre-token (see ``_SAFE
 never merges across pre-tokens, so the pieces' counts add up to the whole text's count
 exactly. Only a stretch of ``PIECE_CHARS // 2`` characters with no such place in it (no
 blank, no line start, no change between letters and digits: ``"a" * 50_000`` say) is cut
-anywhere; each such cut may move the count by about a token, and a text the encoder can
+anywhere; each such cut may move the count by a token or two (a run of blanks cut in
+two is split into pre-tokens differently on each side), and a text the encoder can
 count whole (under 1,000,000 characters and 200,000 tokens) is then counted whole, so its
 count stays exact.
 
@@ -136,7 +137,7 @@ def _pieces(text: str, size: int = PIECE_CHARS) -> Iterable[tuple[str, bool]]:
 
 def count_tokens(text: str, encoding: str = ENCODING) -> int:
     """Exact token count of ``text`` under an OpenAI encoding, whatever its length (see the
-    module's docstring for the one case that may be off by about a token per cut)."""
+    module's docstring for the one case that may be off by a token or two per cut)."""
     if not text:
         return 0
     if len(text) <= PIECE_CHARS:
