@@ -45,7 +45,9 @@ _DEPTH = 3
 
 
 def _mapping(value: Any) -> bool:
-    return type(value) is dict or isinstance(value, Mapping)
+    # None (a key the schema lacks) is the usual other value: answered before the
+    # abstract-class check, which costs more than the rest of a catalog's walk
+    return type(value) is dict or (value is not None and isinstance(value, Mapping))
 
 
 def _walk(schema: Any, names: list[str], descriptions: list[str], enums: list[str], depth: int = 0) -> None:
@@ -64,10 +66,11 @@ def _walk(schema: Any, names: list[str], descriptions: list[str], enums: list[st
         values = spec.get("enum")
         if isinstance(values, list):
             enums.extend(str(v) for v in values[:ENUM_VALUES] if isinstance(v, (str, int, float)))
-        _walk(spec, names, descriptions, enums, depth + 1)
-        items = spec.get("items")
-        if _mapping(items):
-            _walk(items, names, descriptions, enums, depth + 1)
+        if depth < _DEPTH:  # deeper calls would return at once
+            _walk(spec, names, descriptions, enums, depth + 1)
+            items = spec.get("items")
+            if _mapping(items):
+                _walk(items, names, descriptions, enums, depth + 1)
 
 
 def tool_fields(tool: ToolDescriptor, *, parameters: bool = True) -> tuple[str, ...]:
