@@ -44,6 +44,22 @@ def _keys(data: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return keys.view(np.uint64)
 
 
+def stable_order(values: np.ndarray, bound: int) -> np.ndarray:
+    """``np.argsort(values, kind="stable")`` of non-negative ``values`` below ``bound``:
+    as 16-bit values when they fit, which numpy sorts by radix (several times faster)."""
+    if bound <= 2**16:
+        return np.argsort(values.astype(np.uint16), kind="stable")
+    return np.argsort(values, kind="stable")
+
+
+class _Ids(dict[str, int]):
+    """Ids in order of first sight: a key not seen before gets the next one on lookup."""
+
+    def __missing__(self, key: str) -> int:
+        self[key] = got = len(self)
+        return got
+
+
 class SubstringIndex:
     """Which of ``size`` texts contain a substring (see the module doc).
 
@@ -73,15 +89,12 @@ class SubstringIndex:
     @classmethod
     def build(cls, texts: Iterable[str]) -> SubstringIndex:
         """The index of ``texts``, read once, ``_BATCH`` at a time."""
-        ids: dict[str, int] = {}  # each distinct chunk, in order of first sight
+        ids = _Ids()  # each distinct chunk, in order of first sight
         chunk_parts: list[np.ndarray] = []  # per batch: each (text, distinct chunk) pair's chunk...
         text_parts: list[np.ndarray] = []  # ...and text
         size = 0
         source = iter(texts)
         while batch := [dict.fromkeys(text.split()) for text in islice(source, _BATCH)]:
-            for piece in dict.fromkeys(chain.from_iterable(batch)):
-                if piece not in ids:
-                    ids[piece] = len(ids)
             pairs = sum(map(len, batch))
             chunk_parts.append(
                 np.fromiter(map(ids.__getitem__, chain.from_iterable(batch)), dtype=np.int32, count=pairs)
@@ -94,7 +107,7 @@ class SubstringIndex:
         del chunk_parts, text_parts
         # postings grouped by chunk, texts ascending within each (a stable sort keeps them so):
         # 4 bytes a posting where lists of Python ints took 36
-        flat = pair_text[np.argsort(pair_chunk, kind="stable")]
+        flat = pair_text[stable_order(pair_chunk, len(ids))]
         sizes = np.bincount(pair_chunk, minlength=len(ids))
         del pair_chunk, pair_text
         offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes)])

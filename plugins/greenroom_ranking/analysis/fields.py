@@ -25,6 +25,7 @@ import numpy as np
 from greenroom import ToolDescriptor
 from greenroom.kit import peek_schema
 from greenroom_ranking.config import FIELDS
+from greenroom_ranking.substrings import stable_order
 from greenroom_ranking.text import analyze_chunks
 
 DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
@@ -156,7 +157,7 @@ def _postings(
     # token-major, as the table is: a stable sort by token keeps tools ascending (slots
     # are) and each (token, tool)'s occurrences in their order, so the sums below add in
     # the order of the occurrences, to the same floats as a bincount over them would
-    order = np.argsort(token, kind="stable")
+    order = stable_order(token, size)
     token = token[order]
     slot = slot[order]
     del order
@@ -214,28 +215,42 @@ BATCH = 2048
 strings would take about 240 MB, and would pin the memory of the strings kept among them."""
 
 
+class _Ids(dict[str, int]):
+    """Distinct words (chunks) by id in order of first sight: a word not seen before gets
+    the next id on lookup, and waits in ``new`` for its analysis, so a batch's words
+    become ids in one C-level pass."""
+
+    def __init__(self) -> None:
+        super().__init__({_SEPARATOR: 0})
+        self.new: list[str] = []
+
+    def __missing__(self, chunk: str) -> int:
+        self[chunk] = got = len(self)
+        self.new.append(chunk)
+        return got
+
+
 class _Words:
     """Distinct words (chunks) in order of first sight, each analysed once, and the
     token ids their analysis gives (ids in order of first sight too)."""
 
     def __init__(self) -> None:
-        self.ids: dict[str, int] = {_SEPARATOR: 0}
+        self.ids = _Ids()
         self.vocab: dict[str, int] = {}
         self.count: list[int] = [0]  # tokens of each chunk
         self.start: list[int] = [0]  # where each chunk's tokens start in ``tokens``
         self.tokens: list[int] = []
 
-    def add(self, pieces: list[str]) -> None:
-        ids = self.ids
-        new = [c for c in dict.fromkeys(pieces) if c not in ids]
-        if not new:
-            return
+    def of(self, pieces: list[str]) -> np.ndarray:
+        """The chunk id of each piece, the chunks first seen here analysed."""
+        ids = np.fromiter(map(self.ids.__getitem__, pieces), dtype=np.int64, count=len(pieces))
+        new, self.ids.new = self.ids.new, []
         vocab = self.vocab
-        for chunk, tokens in zip(new, analyze_chunks(new, joined=True), strict=True):
-            ids[chunk] = len(ids)
+        for tokens in analyze_chunks(new, joined=True):
             self.start.append(len(self.tokens))
             self.count.append(len(tokens))
             self.tokens.extend(vocab.setdefault(t, len(vocab)) for t in tokens)
+        return ids
 
 
 def fielded_postings(
@@ -262,8 +277,7 @@ def fielded_postings(
         del texts
         pieces = _PIECES.findall(joined)
         del joined
-        words.add(pieces)
-        ids = np.fromiter(map(words.ids.__getitem__, pieces), dtype=np.int64, count=len(pieces))
+        ids = words.of(pieces)
         del pieces
         slot_of = np.cumsum(ids == 0, dtype=wide)  # each piece's text: the separators before it
         slot_of += first * width

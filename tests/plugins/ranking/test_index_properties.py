@@ -152,3 +152,12 @@ def test_a_query_is_analysed_as_its_whole_text_is_whatever_was_asked_before(word
         index = BM25Index(RankingCorpus([]), None, joined=joined)  # type: ignore[arg-type]  # no table is read
         assert index.query_tokens(text) == analyze(text, joined=joined)
         assert index.query_tokens(text) == analyze(text, joined=joined)  # now remembered
+
+
+@PROPERTY
+@given(st.lists(st.integers(0, 2**17 - 1), max_size=200), st.integers(0, 2**16 - 1))
+def test_the_16_bit_stable_sort_orders_as_numpys_stable_sort(values: list[int], small: int) -> None:
+    wide = np.asarray(values, dtype=np.int32)
+    narrow = wide % (small + 1)  # below 2**16: sorted by radix as 16-bit values
+    for array, bound in ((wide, 2**17), (narrow, small + 1)):
+        assert substrings.stable_order(array, bound).tolist() == np.argsort(array, kind="stable").tolist()
