@@ -98,7 +98,11 @@ async def test_a_run_over_100k_tools_works_with_every_strategy(make_runtime: Any
     assert count_tokens(first.system_text) <= BUDGET + 200
     results = {m.tool_call_id: m.content for m in session.messages if m.role == "tool"}
     if strategy == "native":
-        assert len(first.deferred) >= SIZE - 10  # the provider searches them on its side
+        # the provider searches them on its side: every usable tool (the dataset's few
+        # schemas that JSON Schema rejects are never sent, whatever the strategy)
+        usable = {d.name for d in rt.tools.descriptors()}
+        assert len(usable) > SIZE - 200
+        assert len(first.deferred) >= len(usable) - 10 and first.deferred <= usable
         return
     assert "analyzeEvidence_r" in results["kw"]
     assert results["group"].startswith("Group metatool_r7: 199 tools.") and '"parameters"' not in results["group"]
