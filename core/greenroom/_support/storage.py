@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -44,20 +44,27 @@ def write_json_atomic(path: Path, data: Any) -> Path:
     conversations and tool output, which are nobody else's business. A ``path`` that is a
     symbolic link is written through: the file it points to is replaced (created when
     missing), and the link stays a link."""
+    write_bytes_atomic(path, [json_utf8(data, indent=1, sort_keys=True)])
+    return path
+
+
+def write_bytes_atomic(path: Path, chunks: Iterable[bytes]) -> None:
+    """Write ``chunks`` one after another as the file at ``path``, atomically and 0600, as
+    ``write_json_atomic`` does (a symbolic link is written through)."""
     target = Path(os.path.realpath(path)) if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
     # mkstemp creates the file 0600, and os.replace keeps the mode of the file it moves
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(json_utf8(data, indent=1, sort_keys=True))
+            for chunk in chunks:
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return path
 
 
 class FileInUse(Exception):

@@ -14,17 +14,16 @@ that cannot be written costs a start later, nothing more.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import marshal
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from greenroom._support.digest_cache import default_digest_cache
-from greenroom._support.storage import state_dir
+from greenroom._support.storage import state_dir, write_bytes_atomic
 from greenroom.config import McpServerConfig
 from greenroom.mcp.listing import ListingBuilder, McpListing, McpToolSpec
 from greenroom.tools.catalog import CatalogSchema
@@ -183,20 +182,7 @@ def write_cached_listing(config: McpServerConfig, base_dir: str | Path, listing:
 
 
 def _write(path: Path, head: bytes, lines: list[bytes]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # mkstemp creates the file 0600, and os.replace keeps the mode of the file it moves
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(head + b"\n")
-            for line in lines:
-                out.write(line + b"\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, itertools.chain((head + b"\n",), (line + b"\n" for line in lines)))
 
 
 __all__ = ["CACHE_FORMAT", "cache_key", "cache_path", "read_cached_listing", "write_cached_listing"]
