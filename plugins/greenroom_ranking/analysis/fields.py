@@ -146,7 +146,8 @@ def _postings(
     lengths = np.bincount(slot, minlength=n * width).reshape(n, width).astype(np.float64)
     length = lengths @ w  # each tool's weighted length
     del lengths
-    norm = 1.0 - b + b * length / max(float(length.mean()), 1e-9)
+    mean = float(length.mean()) if length.size else 0.0  # an empty catalog has no mean length
+    norm = 1.0 - b + b * length / max(mean, 1e-9)
     scale = (w[None, :] / norm[:, None]).ravel()  # each slot's weight over its tool's norm
     keep = w[slot % width] > 0
     if not keep.all():
