@@ -26,7 +26,6 @@ import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -34,7 +33,7 @@ from greenroom import ScoredTool, SearchQuery, ToolDescriptor
 from greenroom.kit import peek_schema, state_dir
 from greenroom_ranking.config import RankingConfig
 from greenroom_ranking.corpus import RankingCorpus
-from greenroom_ranking.extra import has_module, missing_extra
+from greenroom_ranking.extra import missing_extra
 from greenroom_ranking.index import top_scored
 from greenroom_ranking.text import split_identifier
 
@@ -104,22 +103,11 @@ class _Light:
 
     def __init__(self) -> None:
         from greenroom_ranking.light import load_bundled
+        from greenroom_ranking.light.threads import OneBlasThread
 
         self.model = load_bundled()
         self.encode = self.model.encode
-        self._threads: Any = None
-        if has_module("threadpoolctl"):
-            from threadpoolctl import ThreadpoolController
-
-            self._threads = ThreadpoolController()
-
-    @contextlib.contextmanager
-    def one_thread(self) -> Iterator[None]:
-        if self._threads is None:
-            yield
-            return
-        with self._threads.limit(limits=1, user_api="blas"):
-            yield
+        self.one_thread = OneBlasThread().held
 
 
 @functools.lru_cache(maxsize=4)

@@ -8,7 +8,8 @@ does for this model. The vectors match sentence-transformers' to a cosine of 0.9
 better (tests/plugins/ranking/test_light_encoder.py, docs/ranking.md). ``cross`` puts
 Hugging Face's sequence-classification head (pooler, classifier) on the same encoder
 for (query, text) pairs; its scores match sentence-transformers' ``CrossEncoder``
-(tests/plugins/ranking/test_rerank.py).
+(tests/plugins/ranking/test_rerank.py). ``threads`` holds numpy's BLAS to one thread while
+a query is encoded or scored.
 """
 
 from greenroom_ranking.light.bert import BertEncoder, load_bundled

@@ -10,12 +10,10 @@ a busy 2-core machine more threads made one search's tail latency worse, not bet
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -27,23 +25,12 @@ class Reranker:
 
     def __init__(self, model_dir: str | Path, *, max_length: int = 256) -> None:
         from greenroom_ranking.light.cross import BertCrossEncoder
+        from greenroom_ranking.light.threads import OneBlasThread
 
         self.model = BertCrossEncoder(Path(model_dir), max_length=max_length)
         self.pairs_scored = 0
         self._lock = threading.Lock()
-        self._threads: Any = None
-        with contextlib.suppress(ImportError):
-            from threadpoolctl import ThreadpoolController
-
-            self._threads = ThreadpoolController()
-
-    @contextlib.contextmanager
-    def _one_thread(self) -> Iterator[None]:
-        if self._threads is None:
-            yield
-            return
-        with self._threads.limit(limits=1, user_api="blas"):
-            yield
+        self._one_thread = OneBlasThread().held
 
     def scores(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """The model's relevance of each text to ``query``, in (0, 1), in the order given."""
