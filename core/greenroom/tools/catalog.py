@@ -27,7 +27,7 @@ from typing import Any
 
 from greenroom.tools.base import ToolCallContext, ToolDescriptor, ToolResult
 from greenroom.tools.catalog_records import CatalogError as CatalogError
-from greenroom.tools.catalog_records import read_bytes, records
+from greenroom.tools.catalog_records import read_bytes, record_chunks
 
 
 class CatalogFile:
@@ -308,29 +308,65 @@ def _read_catalog(p: Path, limit: int | None) -> CatalogFile:
     kind = "json" if p.suffix == ".json" else "jsonl"
     catalog = CatalogFile(str(p), catalog_digest(data, kind=kind, limit=limit))
     if not catalog_disk.worth_keeping(data):
-        return _parse(p, data, kind, limit, catalog)
+        _parse(p, data, kind, limit, catalog, None)
+        return catalog
     if catalog_disk.load(catalog):
         return catalog
-    catalog_disk.store(_parse(p, data, kind, limit, catalog))
+    columns = _parse(p, data, kind, limit, catalog, ([], [], [], [], []))
+    del data  # not held while the read is written
+    catalog_disk.store(catalog, columns)
     return catalog
 
 
-def _parse(p: Path, data: bytes, kind: str, limit: int | None, catalog: CatalogFile) -> CatalogFile:
+Columns = tuple[list[str], list[str], list[Any], list[Any], list[bytes | None]]
+"""A read catalog as ``catalog_disk`` keeps it: names, descriptions, groups,
+``deferrable``s and packed schemas (None for one too deep to pack), by position."""
+
+
+def _parse(
+    p: Path, data: bytes, kind: str, limit: int | None, catalog: CatalogFile, columns: Columns | None
+) -> Columns | None:
+    """Fill ``catalog`` from ``data``, and ``columns`` if given (for ``catalog_disk``,
+    which reads them faster than the descriptors); returns ``columns``."""
     out = catalog.descriptors
     seen: set[str] = set()
-    for key, item in records(p, data):
-        try:
-            name, params = _fields(item)
-        except _Malformed as exc:
-            where = f"{p}: tools[{key}]" if kind == "json" else f"{p}:{key}"
-            raise CatalogError(f"{where}: {exc}") from None
-        if name in seen:
-            continue  # catalogs merged from several sources repeat names; keep the first
-        seen.add(name)
-        out.append(_descriptor(item, name, CatalogSchema(params, catalog, len(out))))
-        if limit is not None and len(out) >= limit:
-            break
-    return catalog
+    keys, intern, descriptor, schema = _KEYS.issuperset, sys.intern, ToolDescriptor, CatalogSchema
+    names, descriptions, groups, deferrables, packs = columns or ([], [], [], [], [])
+    for chunk in record_chunks(p, data):
+        for key, item in chunk:
+            # the checks of ``_fields``, inline for speed; ``_fields`` words what fails
+            name = item.get("name") if type(item) is dict and keys(item) else None
+            params = item.get("parameters") or {"type": "object", "properties": {}} if name else None
+            if type(name) is not str or not name or type(params) is not dict:
+                try:
+                    _fields(item)
+                except _Malformed as exc:
+                    where = f"{p}: tools[{key}]" if kind == "json" else f"{p}:{key}"
+                    raise CatalogError(f"{where}: {exc}") from None
+                raise AssertionError(f"{p}:{key}: a record both malformed and not")  # pragma: no cover
+            if name in seen:
+                continue  # catalogs merged from several sources repeat names; keep the first
+            seen.add(name)
+            description = item.get("description")
+            description = description if type(description) is str else str(description or "")
+            group = item.get("group")
+            if type(group) is str:
+                group = intern(group)  # a group's name repeats on every tool of the group: one string
+            deferrable = item.get("deferrable", "automatic")
+            parameters = schema(params, catalog, len(out))
+            out.append(descriptor(name, description, parameters, group, deferrable))
+            if columns is not None:
+                names.append(name)
+                descriptions.append(description)
+                groups.append(group)
+                deferrables.append(deferrable)
+                packs.append(parameters._packed)
+            if limit is not None and len(out) >= limit:
+                break
+        else:
+            continue
+        break
+    return columns
 
 
 def load_catalog(path: str | Path, *, limit: int | None = None) -> list[CatalogTool]:

@@ -14,12 +14,12 @@ milliseconds.
 from __future__ import annotations
 
 import marshal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from greenroom._support.digest_cache import default_digest_cache, work
 
 if TYPE_CHECKING:
-    from greenroom.tools.catalog import CatalogFile
+    from greenroom.tools.catalog import CatalogFile, Columns
 
 NAMESPACE = "catalog-read.v1"
 """The digest cache's namespace of read catalogs: bump it when the blob's shape changes."""
@@ -65,21 +65,22 @@ def load(catalog: CatalogFile) -> bool:
     return True
 
 
-def store(catalog: CatalogFile) -> None:
-    """Keep ``catalog``'s read; nothing when a schema could not be packed (nested deeper
-    than ``marshal`` goes), which every later read then parses again."""
+def store(catalog: CatalogFile, columns: Columns | None = None) -> None:
+    """Keep ``catalog``'s read (``columns`` if the parse gathered them); nothing when a
+    schema could not be packed (nested deeper than ``marshal`` goes), which every later
+    read then parses again."""
     work["catalog parses"] += 1
-    columns: tuple[list[Any], ...] = ([], [], [], [], [])
-    names, descriptions, groups, deferrables, packed = columns
-    for d in catalog.descriptors:
-        blob = getattr(d.parameters, "packed", None)
-        if blob is None:
-            return
-        names.append(d.name)
-        descriptions.append(d.description)
-        groups.append(d.group)
-        deferrables.append(d.deferrable)
-        packed.append(blob)
+    if columns is None:
+        columns = ([], [], [], [], [])
+        names, descriptions, groups, deferrables, packed = columns
+        for d in catalog.descriptors:
+            names.append(d.name)
+            descriptions.append(d.description)
+            groups.append(d.group)
+            deferrables.append(d.deferrable)
+            packed.append(getattr(d.parameters, "packed", None))
+    if None in columns[4]:
+        return
     default_digest_cache().put(NAMESPACE, catalog.digest, marshal.dumps(columns), binary=True)
 
 
