@@ -38,7 +38,7 @@ import referencing.jsonschema
 from jsonschema_specifications import REGISTRY as DIALECTS
 
 from greenroom._support.digest_cache import DigestCache, default_digest_cache, work
-from greenroom.tools.catalog import CatalogFile, peek_schema
+from greenroom.tools.catalog import CatalogFile, CatalogSchema, peek_schema
 from greenroom.tools.schema.meta import meta_schema_problem, validator_class
 from greenroom.tools.schema.problem import Path, SchemaFault, SchemaProblem, Scopes, pointer
 from greenroom.tools.schema.refs import Reference, reference_problem
@@ -285,20 +285,28 @@ def catalog_problems(
 
         def build() -> dict[int, SchemaProblem]:
             work["schema checks"] += len(catalog.descriptors)
-            judged: dict[bytes, SchemaProblem | None] = {}  # a schema listed again is judged once
+            # A schema listed again is judged once, found by its packed bytes: equal bytes are
+            # an equal schema (equal schemas may differ in bytes: judged twice). It pays where
+            # schemas repeat (many copies of one server; the scale benchmark's catalogs);
+            # the dict holds a reference to bytes the schemas hold anyway.
+            judged: dict[bytes, SchemaProblem | None] = {}
             found = {}
             for i, d in enumerate(catalog.descriptors):
-                schema = peek_schema(d.parameters)
-                try:
-                    # equal bytes are an equal schema (equal schemas may differ in bytes: judged twice)
-                    key = marshal.dumps(dict(schema) if type(schema) is not dict else schema)
-                except ValueError:  # nested deeper than marshal goes
-                    problem = schema_problem(schema)
+                parameters = d.parameters
+                key = parameters.packed if type(parameters) is CatalogSchema else None
+                if key is None:
+                    schema = peek_schema(parameters)
+                    try:
+                        key = marshal.dumps(dict(schema) if type(schema) is not dict else schema)
+                    except ValueError:  # nested deeper than marshal goes
+                        problem = schema_problem(schema)
+                        if problem is not None:
+                            found[i] = problem
+                        continue
+                if key in judged:
+                    problem = judged[key]
                 else:
-                    if key in judged:
-                        problem = judged[key]
-                    else:
-                        problem = judged[key] = schema_problem(schema)
+                    problem = judged[key] = schema_problem(peek_schema(parameters))
                 if problem is not None:
                     found[i] = problem
             return found
