@@ -17,7 +17,7 @@ import jsonschema
 
 from greenroom._support.memo import IdentityMemo
 from greenroom.tools import Tool, ToolDescriptor
-from greenroom.tools.catalog import schema_origin
+from greenroom.tools.catalog import CatalogFile, CatalogSchema, schema_origin
 from greenroom.tools.schema.check import catalog_problems, compile_validator, meta_schema_problem, schema_problem
 from greenroom.tools.schema.fast_validation import FastValidator, compile_fast
 from greenroom.tools.schema.problem import SchemaFault, SchemaProblem
@@ -81,6 +81,8 @@ class ToolSet(Mapping[str, Tool]):
         catalog's problems looked up once (a runtime of 100,000 catalog tools starts here)."""
         added = self._tools
         problems_of: dict[int, Mapping[int, SchemaProblem]] = {}
+        last: CatalogFile | None = None  # the catalog of the tool before, and its problems
+        known: Mapping[int, SchemaProblem] = {}
         for t in tools:
             d = t.descriptor
             name = d.name
@@ -89,15 +91,17 @@ class ToolSet(Mapping[str, Tool]):
             added[name] = t
             problem = d.problem
             if problem is None:
-                origin = schema_origin(d.parameters)
-                if origin is None:
-                    problem = _load_problem(d.parameters)
+                parameters = d.parameters
+                if type(parameters) is CatalogSchema:  # ``schema_origin``, inline: once per tool
+                    if parameters.catalog is not last:
+                        last = parameters.catalog
+                        found = problems_of.get(id(last))
+                        if found is None:
+                            found = problems_of[id(last)] = catalog_problems(last)
+                        known = found
+                    problem = known.get(parameters.index)
                 else:
-                    catalog, i = origin
-                    known = problems_of.get(id(catalog))
-                    if known is None:
-                        known = problems_of[id(catalog)] = catalog_problems(catalog)
-                    problem = known.get(i)
+                    problem = _load_problem(parameters)
             if problem is not None:
                 self._record(name, problem)
         self._descriptors = None
