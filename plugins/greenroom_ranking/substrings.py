@@ -14,8 +14,9 @@ disk and read back without any per-text work.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain, islice
+from itertools import count, islice
 
 import numpy as np
 
@@ -44,20 +45,80 @@ def _keys(data: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return keys.view(np.uint64)
 
 
+def _suffix_order(data: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """``positions`` (ascending) sorted by their suffixes' keys, equal keys in position
+    order: ``positions[np.argsort(_keys(data, positions), kind="stable")]``.
+
+    Sorted as ``stable_order`` sorts, a 16-bit digit of the key at a time, lowest first,
+    but each digit is read from the bytes at the positions themselves (a gather from the
+    bytes, small enough to stay in cache) and the positions are carried along in place
+    of an order: no array of keys, and gathers of 4 bytes where indexes take 8."""
+    padded = np.concatenate([data, np.zeros(_KEY, dtype=np.uint8)])
+    for offset in range(_KEY - 2, -1, -2):
+        # the big-endian 2 bytes at each byte offset + ``offset``: this digit of every suffix
+        digit = np.ndarray((len(data),), dtype=">u2", buffer=padded, offset=offset, strides=(1,))
+        positions = positions.take(np.argsort(digit.astype(np.uint16).take(positions), kind="stable"))
+    return positions
+
+
 def stable_order(values: np.ndarray, bound: int) -> np.ndarray:
-    """``np.argsort(values, kind="stable")`` of non-negative ``values`` below ``bound``:
-    as 16-bit values when they fit, which numpy sorts by radix (several times faster)."""
-    if bound <= 2**16:
+    """``np.argsort(values, kind="stable")`` of non-negative integer ``values`` below
+    ``bound`` (at most ``2**64``). numpy sorts 16-bit values by radix, several times
+    faster than its stable sort of wider ones, so wider values are sorted a 16-bit digit
+    at a time, lowest first: each pass is stable, so values equal in the digits sorted
+    so far keep their order, and the last pass leaves them in order of the whole value
+    with ties in their first order, as one stable sort does."""
+    if bound <= 2**16 or values.dtype.itemsize <= 2:  # a value of 2 bytes or less is below 2**16
         return np.argsort(values.astype(np.uint16), kind="stable")
-    return np.argsort(values, kind="stable")
+    native = np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("="))
+    digits = native.view(np.uint16).reshape(len(native), native.itemsize // 2)  # a view, no copy
+    if sys.byteorder == "big":
+        digits = digits[:, ::-1]
+    needed = min(-(-(int(bound) - 1).bit_length() // 16), digits.shape[1])
+    order = np.argsort(digits[:, 0], kind="stable")
+    for j in range(1, needed):
+        # take, not fancy indexing: the same gather in half the time
+        order = order.take(np.argsort(digits[:, j].take(order), kind="stable"))
+    return order
 
 
 class _Ids(dict[str, int]):
-    """Ids in order of first sight: a key not seen before gets the next one on lookup."""
+    """Ids in order of first sight: a key not seen before gets the next one on lookup
+    (counted apart from ``len``: a batch's separator is a key while the batch is looked up)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
 
     def __missing__(self, key: str) -> int:
-        self[key] = got = len(self)
+        self[key] = got = self.count
+        self.count = got + 1
         return got
+
+
+def _batch_chunks(batch: list[str], ids: _Ids) -> np.ndarray:
+    """The ids of the chunks of ``batch``'s texts, text after text, each text's chunks in
+    order (repeats kept), with -1 between two texts; chunks not seen before get ids.
+
+    The texts are split in one call: joined with a separator ``mark`` between spaces, a
+    string in no text of the batch (so no chunk is or holds it) and no chunk seen before.
+    ``str.split`` then gives each text's chunks exactly as splitting it alone would (the
+    spaces end a chunk whatever whitespace the text ends or starts with), with ``mark``
+    between two texts, and ``mark`` is looked up as -1. ``count`` proves ``mark`` is in
+    no text: every separator holds it once and, with no whitespace in it, no occurrence
+    can reach across a space into a text. A longer run of NULs is tried until one fits."""
+    for width in count(1):
+        mark = "\x00" * width
+        if mark not in ids:
+            joined = f" {mark} ".join(batch)
+            if joined.count(mark) == len(batch) - 1:
+                break
+    chunks = joined.split()
+    del joined
+    ids[mark] = -1
+    found = np.fromiter(map(ids.__getitem__, chunks), dtype=np.int32, count=len(chunks))
+    del ids[mark]
+    return found
 
 
 class SubstringIndex:
@@ -90,43 +151,51 @@ class SubstringIndex:
     def build(cls, texts: Iterable[str]) -> SubstringIndex:
         """The index of ``texts``, read once, ``_BATCH`` at a time."""
         ids = _Ids()  # each distinct chunk, in order of first sight
-        chunk_parts: list[np.ndarray] = []  # per batch: each (text, distinct chunk) pair's chunk...
+        chunk_parts: list[np.ndarray] = []  # per batch: each chunk occurrence's chunk...
         text_parts: list[np.ndarray] = []  # ...and text
         size = 0
         source = iter(texts)
-        while batch := [dict.fromkeys(text.split()) for text in islice(source, _BATCH)]:
-            pairs = sum(map(len, batch))
-            chunk_parts.append(
-                np.fromiter(map(ids.__getitem__, chain.from_iterable(batch)), dtype=np.int32, count=pairs)
-            )
-            counts = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
-            text_parts.append(np.repeat(np.arange(size, size + len(batch), dtype=np.int32), counts))
+        while batch := list(islice(source, _BATCH)):
+            found = _batch_chunks(batch, ids)
+            between = found < 0
+            text = np.cumsum(between, dtype=np.int32)  # the separators before a chunk: its text
+            text += size
+            chunk_parts.append(found[~between])
+            text_parts.append(text[~between])
             size += len(batch)
+            del batch, found, between, text
         pair_chunk = np.concatenate(chunk_parts) if chunk_parts else np.zeros(0, np.int32)
         pair_text = np.concatenate(text_parts) if text_parts else np.zeros(0, np.int32)
         del chunk_parts, text_parts
-        # postings grouped by chunk, texts ascending within each (a stable sort keeps them so):
-        # 4 bytes a posting where lists of Python ints took 36
-        flat = pair_text[stable_order(pair_chunk, len(ids))]
-        sizes = np.bincount(pair_chunk, minlength=len(ids))
-        del pair_chunk, pair_text
-        offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes)])
+        # postings grouped by chunk, texts ascending within each (a stable sort keeps them
+        # so), a chunk's repeats in one text side by side and dropped: 4 bytes a posting
+        order = stable_order(pair_chunk, ids.count)
+        pair_chunk = pair_chunk.take(order)
+        pair_text = pair_text.take(order)
+        del order
+        fresh = np.ones(len(pair_chunk), dtype=bool)
+        np.not_equal(pair_text[1:], pair_text[:-1], out=fresh[1:])
+        fresh[1:] |= pair_chunk[1:] != pair_chunk[:-1]
+        flat = pair_text[fresh]
+        del pair_text
+        pair_chunk = pair_chunk[fresh]
+        del fresh
+        # where each chunk's postings start (a bincount would copy the chunks to 8 bytes each)
+        offsets = pair_chunk.searchsorted(np.arange(ids.count + 1, dtype=pair_chunk.dtype))
+        del pair_chunk
         chunks = list(ids)
         del ids
-        data = np.frombuffer(_utf8("".join(f"{c}\n" for c in chunks)), dtype=np.uint8)
+        data = np.frombuffer(_utf8("\n".join([*chunks, ""])), dtype=np.uint8)  # each chunk and "\n"
+        del chunks
         # arrays of one element per byte, as narrow as they can be and dropped as soon as
         # done with: the names of 100,000 tools are about 2.3 million bytes
         wide = np.int64 if len(data) >= 2**31 else np.int32
         inside = data != _NL
-        positions = np.flatnonzero(inside).astype(wide)
+        positions = _suffix_order(data, np.flatnonzero(inside).astype(wide))
+        keys = _keys(data, positions)
         chunk_of = np.cumsum(~inside, dtype=np.int32)  # a suffix's separators before it: its chunk
         del inside
-        keys = _keys(data, positions)
-        order = np.argsort(keys, kind="stable")
-        keys.sort()  # in place: the same sorted keys as keys[order], without a second array
-        positions = positions[order]
-        del order
-        chunk = chunk_of[positions]
+        chunk = chunk_of.take(positions)
         del chunk_of
         return cls(size, data, keys, positions, chunk, offsets, flat)
 

@@ -49,6 +49,73 @@ def test_the_substring_index_finds_what_in_finds(corpus: list[str], probes: list
     assert [ids.tolist() for ids in stored.ids_many(many)] == [built.ids(t).tolist() for t in many]
 
 
+# every kind of whitespace str.split splits on (the file separators \x1c-\x1f, NEL, NBSP,
+# Unicode spaces), NULs (what the batch build joins texts with), a lone surrogate, a
+# zero-width space (not whitespace) and non-ASCII letters
+tricky = st.sampled_from(
+    [
+        *"aé中𝄞_.",
+        "\x00",
+        "\x00\x00",
+        " ",
+        "\t",
+        "\n",
+        "\x1c",
+        "\x1f",
+        "\x85",
+        "\xa0",
+        "\u2028",
+        "\u3000",
+        "\ud800",
+        "\u200b",
+    ]
+)
+tricky_texts = st.lists(tricky, max_size=14).map("".join) | st.lists(tricky, max_size=6).map(lambda t: " ".join(t * 3))
+
+
+def plain_index(corpus: list[str]) -> dict[str, list[int]]:
+    """The arrays the module doc describes, built a text and a suffix at a time."""
+    vocab: dict[str, list[int]] = {}  # each distinct chunk, first seen first, with its texts
+    for i, text in enumerate(corpus):
+        for chunk in dict.fromkeys(text.split()):
+            vocab.setdefault(chunk, []).append(i)
+    data = "".join(f"{c}\n" for c in vocab).encode("utf-8", "surrogatepass")
+    starts = [p for p in range(len(data)) if data[p] != 10]
+    # each suffix's first 8 bytes, sorted; equal ones by position
+    suffixes = sorted(starts, key=lambda p: (data[p : p + 8].ljust(8, b"\0"), p))
+    sizes = [len(texts) for texts in vocab.values()]
+    return {
+        "size": [len(corpus)],
+        "data": list(data),
+        "keys": [int.from_bytes(data[p : p + 8].ljust(8, b"\0"), "big") for p in suffixes],
+        "position": suffixes,
+        "chunk": [data.count(b"\n", 0, p) for p in suffixes],
+        "offsets": [sum(sizes[:c]) for c in range(len(sizes) + 1)],
+        "postings": [i for texts in vocab.values() for i in texts],
+    }
+
+
+@PROPERTY
+@given(st.lists(tricky_texts, max_size=12), st.integers(1, 5))
+def test_the_index_built_a_batch_at_a_time_is_the_one_built_a_text_at_a_time(corpus: list[str], batch: int) -> None:
+    """Texts split together (joined by a separator no text holds) give each text's
+    chunks exactly as splitting it alone does, and the radix-sorted suffix table is the
+    one a plain sort gives: every stored array as the plain build's."""
+    with mock.patch.object(substrings, "_BATCH", batch):
+        arrays = SubstringIndex.build(iter(corpus)).to_arrays("x")
+    assert {k: arrays[f"x.{k}"].tolist() for k in substrings._FIELDS} == plain_index(corpus)
+    assert arrays["x.keys"].dtype == np.uint64 and arrays["x.data"].dtype == np.uint8
+
+
+def test_suffixes_with_equal_keys_stay_in_position_order() -> None:
+    """Many suffixes share their first 8 bytes (tools named alike): the suffix table
+    keeps them in position order, as the plain build's sort does, at a size where an
+    unstable sort would not."""
+    corpus = [f"{'ab' * 6}{i % 7} {'é' * 5}{i}_{'x' * 9}" for i in range(300)]
+    arrays = SubstringIndex.build(corpus).to_arrays("x")
+    assert {k: arrays[f"x.{k}"].tolist() for k in substrings._FIELDS} == plain_index(corpus)
+
+
 VOCAB = ["issue", "git", "create", "mail", "e", "city", "weather", "text", "quality", "xyz", "Ünï", "中文"]
 names_ = st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3).map("_".join)
 descriptions = st.lists(st.sampled_from([*VOCAB, "The", "of", "GitHub"]), max_size=6).map(" ".join)
@@ -155,9 +222,17 @@ def test_a_query_is_analysed_as_its_whole_text_is_whatever_was_asked_before(word
 
 
 @PROPERTY
-@given(st.lists(st.integers(0, 2**17 - 1), max_size=200), st.integers(0, 2**16 - 1))
-def test_the_16_bit_stable_sort_orders_as_numpys_stable_sort(values: list[int], small: int) -> None:
+@given(
+    st.lists(st.integers(0, 2**17 - 1), max_size=200),
+    st.integers(0, 2**16 - 1),
+    st.lists(st.sampled_from([0, 1, 2**16, 2**40 + 7, 2**63 + 5, 2**64 - 1]) | st.integers(0, 2**64 - 1), max_size=200),
+)
+def test_the_radix_stable_sort_orders_as_numpys_stable_sort(values: list[int], small: int, huge: list[int]) -> None:
+    """Sorted a 16-bit digit at a time, equal values (drawn often) keep their order."""
     wide = np.asarray(values, dtype=np.int32)
     narrow = wide % (small + 1)  # below 2**16: sorted by radix as 16-bit values
-    for array, bound in ((wide, 2**17), (narrow, small + 1)):
+    keys = np.asarray(huge, dtype=np.uint64)
+    swapped = keys.astype(keys.dtype.newbyteorder())  # a foreign byte order: the same values
+    cases = ((wide, 2**17), (narrow, small + 1), (wide.astype(np.int64), 2**17), (keys, 2**64), (swapped, 2**64))
+    for array, bound in cases:
         assert substrings.stable_order(array, bound).tolist() == np.argsort(array, kind="stable").tolist()
