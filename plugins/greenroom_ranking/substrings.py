@@ -50,9 +50,10 @@ def _suffix_order(data: np.ndarray, positions: np.ndarray) -> np.ndarray:
     order: ``positions[np.argsort(_keys(data, positions), kind="stable")]``.
 
     Sorted as ``stable_order`` sorts, a 16-bit digit of the key at a time, lowest first,
-    but each digit is read from the bytes at the positions themselves (a gather from the
-    bytes, small enough to stay in cache) and the positions are carried along in place
-    of an order: no array of keys, and gathers of 4 bytes where indexes take 8."""
+    but each digit is gathered at the positions from the text's bytes read 2 at a time
+    (2 bytes a byte of text, where keys take 8 a suffix), and the positions themselves
+    are carried from pass to pass in place of an order (4 bytes each, where indexes
+    take 8): no array of keys is made until the sorted one."""
     padded = np.concatenate([data, np.zeros(_KEY, dtype=np.uint8)])
     for offset in range(_KEY - 2, -1, -2):
         # the big-endian 2 bytes at each byte offset + ``offset``: this digit of every suffix
