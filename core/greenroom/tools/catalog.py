@@ -27,7 +27,7 @@ from typing import Any
 
 from greenroom.tools.base import ToolCallContext, ToolDescriptor, ToolResult
 from greenroom.tools.catalog_records import CatalogError as CatalogError
-from greenroom.tools.catalog_records import read_bytes, record_chunks
+from greenroom.tools.catalog_records import read_bytes, records
 
 
 class CatalogFile:
@@ -332,40 +332,36 @@ def _parse(
     seen: set[str] = set()
     keys, intern, descriptor, schema = _KEYS.issuperset, sys.intern, ToolDescriptor, CatalogSchema
     names, descriptions, groups, deferrables, packs = columns or ([], [], [], [], [])
-    for chunk in record_chunks(p, data):
-        for key, item in chunk:
-            # the checks of ``_fields``, inline for speed; ``_fields`` words what fails
-            name = item.get("name") if type(item) is dict and keys(item) else None
-            params = item.get("parameters") or {"type": "object", "properties": {}} if name else None
-            if type(name) is not str or not name or type(params) is not dict:
-                try:
-                    _fields(item)
-                except _Malformed as exc:
-                    where = f"{p}: tools[{key}]" if kind == "json" else f"{p}:{key}"
-                    raise CatalogError(f"{where}: {exc}") from None
-                raise AssertionError(f"{p}:{key}: a record both malformed and not")  # pragma: no cover
-            if name in seen:
-                continue  # catalogs merged from several sources repeat names; keep the first
-            seen.add(name)
-            description = item.get("description")
-            description = description if type(description) is str else str(description or "")
-            group = item.get("group")
-            if type(group) is str:
-                group = intern(group)  # a group's name repeats on every tool of the group: one string
-            deferrable = item.get("deferrable", "automatic")
-            parameters = schema(params, catalog, len(out))
-            out.append(descriptor(name, description, parameters, group, deferrable))
-            if columns is not None:
-                names.append(name)
-                descriptions.append(description)
-                groups.append(group)
-                deferrables.append(deferrable)
-                packs.append(parameters._packed)
-            if limit is not None and len(out) >= limit:
-                break
-        else:
-            continue
-        break
+    for key, item in records(p, data):
+        # the checks of ``_fields``, inline for speed; ``_fields`` words what fails
+        name = item.get("name") if type(item) is dict and keys(item) else None
+        params = item.get("parameters") or {"type": "object", "properties": {}} if name else None
+        if type(name) is not str or not name or type(params) is not dict:
+            try:
+                _fields(item)
+            except _Malformed as exc:
+                where = f"{p}: tools[{key}]" if kind == "json" else f"{p}:{key}"
+                raise CatalogError(f"{where}: {exc}") from None
+            raise AssertionError(f"{p}:{key}: a record both malformed and not")  # pragma: no cover
+        if name in seen:
+            continue  # catalogs merged from several sources repeat names; keep the first
+        seen.add(name)
+        description = item.get("description")
+        description = description if type(description) is str else str(description or "")
+        group = item.get("group")
+        if type(group) is str:
+            group = intern(group)  # a group's name repeats on every tool of the group: one string
+        deferrable = item.get("deferrable", "automatic")
+        parameters = schema(params, catalog, len(out))
+        out.append(descriptor(name, description, parameters, group, deferrable))
+        if columns is not None:
+            names.append(name)
+            descriptions.append(description)
+            groups.append(group)
+            deferrables.append(deferrable)
+            packs.append(parameters._packed)
+        if limit is not None and len(out) >= limit:
+            break
     return columns
 
 
