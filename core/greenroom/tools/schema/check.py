@@ -228,15 +228,18 @@ def load_problem(schema: Any) -> SchemaProblem | None:
     )
     walk = _Walk(cls in _TUPLE_ITEMS)
     walk.todo.append((schema, None, 0, ()))
-    keywords = _KEYWORDS
+    keywords, of_type, types = _KEYWORDS, _Kind.TYPE, _TYPES
     while walk.todo:
         node, path, depth, scopes = walk.todo.pop()
-        if isinstance(node, bool):
-            continue
-        if not isinstance(node, Mapping):
-            return SchemaProblem(
-                SchemaFault.NOT_A_SCHEMA, pointer(path), f"a schema must be an object or a boolean, not {_kind(node)}"
-            )
+        if type(node) is not dict:  # the usual case first: a Mapping check costs more
+            if isinstance(node, bool):
+                continue
+            if not isinstance(node, Mapping):
+                return SchemaProblem(
+                    SchemaFault.NOT_A_SCHEMA,
+                    pointer(path),
+                    f"a schema must be an object or a boolean, not {_kind(node)}",
+                )
         if depth >= MAX_SCHEMA_DEPTH:
             return SchemaProblem(
                 SchemaFault.TOO_DEEP, pointer(path), f"subschemas nested more than {MAX_SCHEMA_DEPTH} levels deep"
@@ -246,7 +249,9 @@ def load_problem(schema: Any) -> SchemaProblem | None:
         walk.nodes.append(node)
         for key in node:
             kind = keywords.get(key)
-            if kind is not None and (bad := walk.keyword(node, key, kind, path, depth + 1, scopes)) is not None:
+            if kind is None or (kind is of_type and type(value := node[key]) is str and value in types):
+                continue  # not a keyword the walk checks, or the commonest one, fine (inline for speed)
+            if (bad := walk.keyword(node, key, kind, path, depth + 1, scopes)) is not None:
                 return SchemaProblem(bad[0], pointer((path, key)), bad[1])
     if not walk.refs:
         return None
