@@ -43,25 +43,21 @@ def load(catalog: CatalogFile) -> bool:
         return False
     try:
         columns = marshal.loads(blob)
-        names, descriptions, groups, deferrables, packed = columns
-        size = len(names)
+        if type(columns) is not tuple or len(columns) != 5:
+            return False
+        size = len(columns[0])
         if not all(type(c) is list and len(c) == size for c in columns):
             return False
     except (ValueError, TypeError, EOFError):  # torn or foreign: parse the file instead
         return False
     del blob
-    out = catalog.descriptors
     schema = CatalogSchema.from_packed
-    for i, name in enumerate(names):
-        out.append(
-            ToolDescriptor(
-                name=name,
-                description=descriptions[i],
-                parameters=schema(packed[i], catalog, i),
-                group=groups[i],
-                deferrable=deferrables[i],
-            )
-        )
+    catalog.descriptors.extend(
+        [
+            ToolDescriptor(name, description, schema(p, catalog, i), group, deferrable)
+            for i, (name, description, group, deferrable, p) in enumerate(zip(*columns, strict=True))
+        ]
+    )
     return True
 
 
