@@ -254,6 +254,37 @@ def test_a_catalog_is_judged_by_the_one_judgement_whoever_asks(tmp_path: Path) -
     assert list(run) == list(check) == [1, 2] and run[1] == check[2] == schema_problem(EXAMPLES_AS_TEXT)
 
 
+def test_a_catalog_pass_judges_each_schema_as_schema_problem_does(tmp_path: Path) -> None:
+    """Repeated schemas are judged once (found by their packed bytes); none is taken for
+    another that differs, and schemas that are not packed are judged too."""
+    from greenroom._support.digest_cache import DigestCache
+    from greenroom.tools.base import ToolDescriptor
+    from greenroom.tools.catalog import CatalogFile, CatalogSchema
+
+    deep: dict[str, Any] = {"type": "object"}
+    node = deep
+    for _ in range(2_500):  # deeper than marshal packs: kept as it is, judged as it is
+        node["not"] = {}
+        node = node["not"]
+    catalog = CatalogFile("c.jsonl", "1" * 40)
+    schemas: list[Any] = [
+        obj(q={"type": "string"}),
+        obj(q={"type": "strnig"}),
+        obj(q={"type": "string"}),
+        EXAMPLES_AS_TEXT,
+        obj(q={"type": "strnig"}),
+        deep,
+        obj(q={"type": "string", "pattern": "("}),
+    ]
+    for i, schema in enumerate(schemas):
+        packed = CatalogSchema(schema, catalog, i)
+        catalog.descriptors.append(ToolDescriptor(f"t{i}", "", packed if i != 2 else dict(schema)))
+    assert catalog.descriptors[5].parameters.packed is None  # type: ignore[attr-defined]
+    found = catalog_problems(catalog, cache=DigestCache(tmp_path / "cache"))
+    expected = {i: p for i, s in enumerate(schemas) if (p := schema_problem(s)) is not None}
+    assert found == expected and sorted(found) == [1, 3, 4, 5, 6]
+
+
 def test_a_dialect_that_is_not_built_in_is_judged_without_fetching_it() -> None:
     schema = {"$schema": "http://127.0.0.1:9/my-dialect", "type": "object", "examples": "x"}
     assert not _fast_accept(schema)  # jsonschema-rs would fetch it: jsonschema decides
