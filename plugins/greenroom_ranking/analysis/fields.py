@@ -200,6 +200,8 @@ def _token_major(slot: np.ndarray, token: np.ndarray, counts: np.ndarray) -> np.
     sorted ``CHUNK`` occurrences at a time and each chunk's slots put in place: one
     stable sort of them all would hold an 8-byte index of every occurrence, and the
     sort as much again, at the build's peak (about 50 MB for 100,000 tools)."""
+    if token.size <= CHUNK:  # one chunk: the plain sort, with no more to hold
+        return slot[stable_order(token, counts.size)]
     out = np.empty_like(slot)
     free = np.cumsum(counts) - counts  # each token's next place in ``out``
     for start in range(0, token.size, CHUNK):

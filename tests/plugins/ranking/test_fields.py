@@ -139,3 +139,40 @@ def test_postings_built_on_the_fast_cut_are_those_of_the_regular_expression(
         for got, want in zip(fast[1:], other[1:], strict=True):
             assert got.dtype == want.dtype
             assert np.array_equal(got, want)
+
+
+@PROPERTY
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2), st.integers(0, 7)), max_size=40),
+    st.lists(st.floats(0, 3), min_size=3, max_size=3),
+    st.sampled_from([1, 2, 5, 1 << 18]),
+)
+def test_occurrence_postings_are_bm25f_summed_in_occurrence_order(
+    occurrences: list[tuple[int, int, int]], weights: list[float], chunk: int
+) -> None:
+    # occurrence: (tool, field, token), in tool and field order as the build makes them
+    n, width, size, k1, b = 6, 3, 8, 1.2, 0.75
+    occurrences.sort(key=lambda o: (o[0], o[1]))
+    slot = np.array([t * width + f for t, f, _ in occurrences], dtype=np.int32)
+    token = np.array([k for *_, k in occurrences], dtype=np.int32)
+    with mock.patch.object(fields, "CHUNK", chunk):  # sorted, summed and scored a chunk at a time
+        data, indices, indptr = fields.occurrence_postings(slot, token, n, size, width, weights, k1, b)
+    # each tool's weighted length and their mean as the build computes them: what is
+    # checked here is the sums and scores over the sorted occurrences
+    counts = np.zeros((n, width))
+    for tool, f, _ in occurrences:
+        counts[tool, f] += 1
+    length = counts @ np.array(weights)
+    mean = float(length.mean())
+    tf: dict[tuple[int, int], float] = {}
+    for tool, f, k in occurrences:
+        if weights[f] > 0:
+            tf[k, tool] = tf.get((k, tool), 0.0) + weights[f] / (1 - b + b * length[tool] / max(mean, 1e-9))
+    got = {(k, int(indices[j])): float(data[j]) for k in range(size) for j in range(indptr[k], indptr[k + 1])}
+    df = [sum(1 for k, _ in tf if k == term) for term in range(size)]
+    want = {
+        (k, tool): float(np.float32(np.log1p((n - df[k] + 0.5) / (df[k] + 0.5)) * v / (k1 + v)))
+        for (k, tool), v in sorted(tf.items())
+    }
+    assert got == want
+    assert list(got) == sorted(want)  # token-major, tools ascending
