@@ -285,25 +285,29 @@ def cut(texts: Sequence[str]) -> list[bytes]:
     in the same order either way."""
     joined = _JOIN.join(texts)
     if joined.count(_SEPARATOR) != len(texts) - 1:  # a text held one: each is cleaned
-        joined = _JOIN.join(t.replace(_SEPARATOR, " ") for t in texts)
+        texts = [t.replace(_SEPARATOR, " ") for t in texts]
+        joined = _JOIN.join(texts)
     if joined.isascii():  # O(1) for a str
         return joined.encode("ascii").translate(_ASCII_WORDS).split()
-    # lone surrogates (from JSON escapes) pass as bytes and back; no word holds one
-    data = joined.encode("utf-8", "surrogatepass")
+    # one byte a character, any other than ASCII a "?": so the bytes of text ``i`` are
+    # where its characters are (a UTF-8 encoding would first take up to four times the
+    # text's size, a step up in the build's memory for nothing)
+    data = joined.encode("ascii", "replace")
     del joined
     octets = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(octets == 0x1F)  # where each text but the last ends
-    # the texts with a byte of a non-ASCII character: few, found without a loop over all
-    others = np.unique(np.searchsorted(ends, np.flatnonzero(octets >= 0x80)))
+    # the texts with a "?": those with other characters, and the few that ask a question
+    marked = np.unique(np.searchsorted(ends, np.flatnonzero(octets == 0x3F)))
     del octets
     pieces: list[bytes] = []
     at = 0  # the start of the bytes not cut yet: ASCII up to the next text with others
-    for i in others.tolist():
+    for i in marked.tolist():
+        if texts[i].isascii():
+            continue
         begin = int(ends[i - 1]) + 1 if i else 0
         end = int(ends[i]) if i < ends.size else len(data)
         pieces += data[at:begin].translate(_ASCII_WORDS).split()  # ends with the text's separator
-        text = data[begin:end].decode("utf-8", "surrogatepass")
-        pieces += [word.encode() for word in _PIECES.findall(text)]
+        pieces += [word.encode() for word in _PIECES.findall(texts[i])]  # a word holds no lone surrogate
         at = end
     pieces += data[at:].translate(_ASCII_WORDS).split()
     return pieces

@@ -21,12 +21,13 @@ from greenroom_ranking.text import analyze_documents
 
 PROPERTY = settings(max_examples=150, deadline=None)
 
-# ASCII word characters, the underscore and punctuation the cut turns into spaces, the
-# separator and other ASCII control characters (``str.split`` would split at 0x1c-0x1f,
-# ``bytes.split`` does not), and characters that are letters or digits only in Unicode
-# (accents, an Arabic-Indic digit, a titlecase letter, CJK, an astral letter), Unicode
-# spaces, a combining mark (no word character) and a lone surrogate (a JSON escape)
-ASCII = list("aZq09_ -.:/\t\n\x1f\x1c\x1e")
+# ASCII word characters, the underscore and punctuation the cut turns into spaces (with
+# "?", the mark the cut gives other characters), the separator and other ASCII control
+# characters (``str.split`` would split at 0x1c-0x1f, ``bytes.split`` does not), and
+# characters that are letters or digits only in Unicode (accents, an Arabic-Indic digit,
+# a titlecase letter, CJK, an astral letter), Unicode spaces, a combining mark (no word
+# character) and a lone surrogate (a JSON escape)
+ASCII = list("aZq09_ -.:/?\t\n\x1f\x1c\x1e")
 OTHER = list("é߀٣ǅ中𝐀\u00a0\u2028\u0301\ud800")
 IDENTIFIERS = ["getHTTPResponse2", "list_APIs", "userId", "URLs", "v2Beta", "snake_case_name", "ID"]
 
