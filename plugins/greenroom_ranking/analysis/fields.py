@@ -273,10 +273,11 @@ BATCH = 2048
 strings would take about 240 MB, and would pin the memory of the strings kept among them."""
 
 
-def cut(texts: Sequence[str]) -> list[bytes]:
-    """The words of ``texts`` in order, UTF-8 encoded, with ``b"\\x1f"`` between texts:
-    ``_PIECES.findall`` of the texts joined by the separator (any separator in a text read
-    as a space).
+def cut(texts: list[str]) -> list[bytes]:
+    """The words of ``texts``, which it empties, in order, UTF-8 encoded, with
+    ``b"\\x1f"`` between texts: ``_PIECES.findall`` of the texts joined by the separator
+    (any separator in a text read as a space). The texts are dropped once joined, before
+    the words are made, as one string of them all was before.
 
     ASCII text, nearly all of a catalog, is cut as bytes: one ``bytes.translate`` and one
     ``bytes.split`` in C, about four times faster than the regular expression. A text
@@ -285,29 +286,34 @@ def cut(texts: Sequence[str]) -> list[bytes]:
     in the same order either way."""
     joined = _JOIN.join(texts)
     if joined.count(_SEPARATOR) != len(texts) - 1:  # a text held one: each is cleaned
-        texts = [t.replace(_SEPARATOR, " ") for t in texts]
-        joined = _JOIN.join(texts)
+        joined = _JOIN.join([t.replace(_SEPARATOR, " ") for t in texts])
+    texts.clear()
     if joined.isascii():  # O(1) for a str
-        return joined.encode("ascii").translate(_ASCII_WORDS).split()
-    # one byte a character, any other than ASCII a "?": so the bytes of text ``i`` are
+        data = joined.encode("ascii")
+        del joined
+        return data.translate(_ASCII_WORDS).split()
+    # one byte a character, any other than ASCII a "?": so the bytes of each text are
     # where its characters are (a UTF-8 encoding would first take up to four times the
     # text's size, a step up in the build's memory for nothing)
     data = joined.encode("ascii", "replace")
-    del joined
     octets = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(octets == 0x1F)  # where each text but the last ends
     # the texts with a "?": those with other characters, and the few that ask a question
     marked = np.unique(np.searchsorted(ends, np.flatnonzero(octets == 0x3F)))
     del octets
-    pieces: list[bytes] = []
-    at = 0  # the start of the bytes not cut yet: ASCII up to the next text with others
+    others: list[tuple[int, int, str]] = []
     for i in marked.tolist():
-        if texts[i].isascii():
-            continue
         begin = int(ends[i - 1]) + 1 if i else 0
         end = int(ends[i]) if i < ends.size else len(data)
+        text = joined[begin:end]
+        if not text.isascii():
+            others.append((begin, end, text))
+    del joined
+    pieces: list[bytes] = []
+    at = 0  # the start of the bytes not cut yet: ASCII up to the next text with others
+    for begin, end, text in others:
         pieces += data[at:begin].translate(_ASCII_WORDS).split()  # ends with the text's separator
-        pieces += [word.encode() for word in _PIECES.findall(texts[i])]  # a word holds no lone surrogate
+        pieces += [word.encode() for word in _PIECES.findall(text)]  # a word holds no lone surrogate
         at = end
     pieces += data[at:].translate(_ASCII_WORDS).split()
     return pieces
@@ -377,7 +383,7 @@ def fielded_postings(
     tokens: list[np.ndarray] = []
     for first in range(0, len(tools), BATCH):
         batch = tools[first : first + BATCH]
-        pieces = cut([text for tool in batch for text in tool_fields(tool, parameters=parameters)])
+        pieces = cut([text for tool in batch for text in tool_fields(tool, parameters=parameters)])  # emptied
         ids = words.of(pieces)
         del pieces
         slot_of = np.cumsum(ids == 0, dtype=wide)  # each piece's text: the separators before it
