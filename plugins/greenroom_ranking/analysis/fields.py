@@ -353,7 +353,8 @@ class _Words:
         new, self.ids.new = self.ids.new, []
         if new:
             vocab = self.vocab
-            analysed = analyze_chunks([chunk.decode() for chunk in new], joined=True)
+            # one string at a time, dropped once analysed: no copy of every new word held
+            analysed = analyze_chunks((chunk.decode() for chunk in new), joined=True)
             count = np.fromiter(map(len, analysed), dtype=np.int64, count=len(analysed))
             total = int(count.sum())
             tokens = np.fromiter(
