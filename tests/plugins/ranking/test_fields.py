@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from greenroom import ToolDescriptor
 from greenroom_ranking.analysis import fields
-from greenroom_ranking.analysis.fields import cut, field_weights, fielded_postings, tool_fields, weighted_postings
+from greenroom_ranking.analysis.fields import field_weights, fielded_postings, tool_fields, weighted_postings
+from greenroom_ranking.analysis.words import PIECES, cut
 from greenroom_ranking.text import analyze_documents
 
 PROPERTY = settings(max_examples=150, deadline=None)
@@ -43,7 +44,7 @@ texts = st.one_of(_texts(ASCII), _texts(ASCII + OTHER))
 def regex_cut(texts: Sequence[str]) -> list[bytes]:
     """The words of ``texts`` the plain way: the expression over the joined texts."""
     joined = "\x1f".join(t.replace("\x1f", " ") for t in texts)
-    return [word.encode() for word in fields._PIECES.findall(joined)]
+    return [word.encode() for word in PIECES.findall(joined)]
 
 
 @PROPERTY
