@@ -45,6 +45,24 @@ def _load_problem(schema: Any) -> SchemaProblem | None:
     return _checked.put((schema,), schema_problem(schema))
 
 
+class _LoadProblems:
+    """``_load_problem`` over many tools: a catalog's problems looked up once while
+    consecutive tools come from it (``schema_origin`` and the lookup, inline, were most
+    of a pass over 100,000 catalog or MCP tools)."""
+
+    def __init__(self) -> None:
+        self._catalog: CatalogFile | None = None
+        self._known: Mapping[int, SchemaProblem] = {}
+
+    def __call__(self, parameters: Any) -> SchemaProblem | None:
+        if type(parameters) is not CatalogSchema:
+            return _load_problem(parameters)
+        if parameters.catalog is not self._catalog:
+            self._catalog = parameters.catalog
+            self._known = catalog_problems(parameters.catalog)
+        return self._known.get(parameters.index)
+
+
 class UnusableToolError(ValueError):
     """A call reached a tool whose parameter schema is invalid."""
 
@@ -80,28 +98,14 @@ class ToolSet(Mapping[str, Tool]):
         """``add`` of each tool into a set that has no validators yet: one pass, each
         catalog's problems looked up once (a runtime of 100,000 catalog tools starts here)."""
         added = self._tools
-        problems_of: dict[int, Mapping[int, SchemaProblem]] = {}
-        last: CatalogFile | None = None  # the catalog of the tool before, and its problems
-        known: Mapping[int, SchemaProblem] = {}
+        problem_of = _LoadProblems()
         for t in tools:
             d = t.descriptor
             name = d.name
             if name in added:
                 raise DuplicateToolError(f"two tools are named {name!r}")
             added[name] = t
-            problem = d.problem
-            if problem is None:
-                parameters = d.parameters
-                if type(parameters) is CatalogSchema:  # ``schema_origin``, inline: once per tool
-                    if parameters.catalog is not last:
-                        last = parameters.catalog
-                        found = problems_of.get(id(last))
-                        if found is None:
-                            found = problems_of[id(last)] = catalog_problems(last)
-                        known = found
-                    problem = known.get(parameters.index)
-                else:
-                    problem = _load_problem(parameters)
+            problem = d.problem or problem_of(d.parameters)
             if problem is not None:
                 self._record(name, problem)
         self._descriptors = None
@@ -121,9 +125,11 @@ class ToolSet(Mapping[str, Tool]):
     def note_known(self, descriptors: Iterable[ToolDescriptor]) -> None:
         """Check descriptors of tools that are not loaded yet (a group's catalog), so they
         are reported now and a call before the load gets their problem."""
+        problem_of = _LoadProblems()
+        tools = self._tools
         for d in descriptors:
-            if d.name not in self._tools:
-                self._record(d.name, d.problem or _load_problem(d.parameters))
+            if d.name not in tools:
+                self._record(d.name, d.problem or problem_of(d.parameters))
 
     def _record(self, name: str, problem: SchemaProblem | None) -> None:
         if problem is None:
