@@ -17,17 +17,15 @@ import hashlib
 import itertools
 import json
 import logging
-import marshal
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from greenroom._support.digest_cache import default_digest_cache
 from greenroom._support.storage import state_dir, write_bytes_atomic
 from greenroom.config import McpServerConfig
 from greenroom.mcp.listing import ListingBuilder, McpListing, McpToolSpec
 from greenroom.tools.catalog import CatalogSchema
-from greenroom.tools.catalog_disk import MIN_BYTES
+from greenroom.tools.catalog_disk import MIN_BYTES, keep_columns, read_columns
 
 log = logging.getLogger(__name__)
 
@@ -115,19 +113,12 @@ def _from_lines(builder: ListingBuilder, lines: list[bytes]) -> None:
 def _from_kept(builder: ListingBuilder, digest: str) -> bool:
     """Fill ``builder`` from the kept read of the listing ``digest``; False when there is
     none or it cannot be used (the lines are parsed instead)."""
-    blob = default_digest_cache().get(READ_NAMESPACE, digest, binary=True)
-    if blob is None:
-        return False
-    try:
-        columns = marshal.loads(blob)
-        names, descriptions, titles, faults, schemas = columns
-        if not all(type(column) is list and len(column) == len(names) for column in columns):
-            return False
-    except (ValueError, TypeError, EOFError):  # torn or foreign: parse the lines instead
+    columns = read_columns(READ_NAMESPACE, digest, 5)
+    if columns is None:
         return False
     add = builder.add_packed
-    for i, name in enumerate(names):
-        add(name, descriptions[i], titles[i], faults[i], schemas[i])
+    for name, description, title, fault, schema in zip(*columns, strict=True):
+        add(name, description, title, fault, schema)
     return True
 
 
@@ -145,10 +136,7 @@ def _keep(specs: Sequence[McpToolSpec], digest: str) -> None:
         titles.append(spec.title)
         faults.append(spec.fault)
         schemas.append(packed)
-    try:
-        default_digest_cache().put(READ_NAMESPACE, digest, marshal.dumps(columns), binary=True)
-    except ValueError:  # a schema kept as sent, nested deeper than marshal goes
-        return
+    keep_columns(READ_NAMESPACE, digest, columns)
 
 
 def write_cached_listing(config: McpServerConfig, base_dir: str | Path, listing: McpListing) -> None:

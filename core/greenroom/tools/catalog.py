@@ -312,7 +312,8 @@ def _read_catalog(p: Path, limit: int | None) -> CatalogFile:
         return catalog
     if catalog_disk.load(catalog):
         return catalog
-    columns = _parse(p, data, kind, limit, catalog, ([], [], [], [], []))
+    columns: Columns = ([], [], [], [], [])
+    _parse(p, data, kind, limit, catalog, columns)
     del data  # not held while the read is written
     catalog_disk.store(catalog, columns)
     return catalog
@@ -323,14 +324,12 @@ Columns = tuple[list[str], list[str], list[Any], list[Any], list[bytes | None]]
 ``deferrable``s and packed schemas (None for one too deep to pack), by position."""
 
 
-def _parse(
-    p: Path, data: bytes, kind: str, limit: int | None, catalog: CatalogFile, columns: Columns | None
-) -> Columns | None:
+def _parse(p: Path, data: bytes, kind: str, limit: int | None, catalog: CatalogFile, columns: Columns | None) -> None:
     """Fill ``catalog`` from ``data``, and ``columns`` if given (for ``catalog_disk``,
-    which reads them faster than the descriptors); returns ``columns``."""
+    which reads them faster than the descriptors)."""
     out = catalog.descriptors
     seen: set[str] = set()
-    keys, intern, descriptor, schema = _KEYS.issuperset, sys.intern, ToolDescriptor, CatalogSchema
+    keys, descriptor, schema = _KEYS.issuperset, _descriptor, CatalogSchema
     names, descriptions, groups, deferrables, packs = columns or ([], [], [], [], [])
     for key, item in records(p, data):
         # the checks of ``_fields``, inline for speed; ``_fields`` words what fails
@@ -346,23 +345,17 @@ def _parse(
         if name in seen:
             continue  # catalogs merged from several sources repeat names; keep the first
         seen.add(name)
-        description = item.get("description")
-        description = description if type(description) is str else str(description or "")
-        group = item.get("group")
-        if type(group) is str:
-            group = intern(group)  # a group's name repeats on every tool of the group: one string
-        deferrable = item.get("deferrable", "automatic")
         parameters = schema(params, catalog, len(out))
-        out.append(descriptor(name, description, parameters, group, deferrable))
+        d = descriptor(item, name, parameters)
+        out.append(d)
         if columns is not None:
             names.append(name)
-            descriptions.append(description)
-            groups.append(group)
-            deferrables.append(deferrable)
+            descriptions.append(d.description)
+            groups.append(d.group)
+            deferrables.append(d.deferrable)
             packs.append(parameters._packed)
         if limit is not None and len(out) >= limit:
             break
-    return columns
 
 
 def load_catalog(path: str | Path, *, limit: int | None = None) -> list[CatalogTool]:

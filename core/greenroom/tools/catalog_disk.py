@@ -9,12 +9,16 @@ as one ``marshal`` blob under the catalog's digest, which covers the file's byte
 it was read and the limit: a changed file is another entry. A later read rebuilds the
 descriptors from it, about five times faster. Small catalogs are not kept: they parse in
 milliseconds.
+
+``read_columns`` and ``keep_columns`` keep such a read in any namespace: an MCP server's
+cached listing (``greenroom.mcp.cache``) is kept the same way.
 """
 
 from __future__ import annotations
 
 import marshal
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from greenroom._support.digest_cache import default_digest_cache, work
 
@@ -32,25 +36,42 @@ def worth_keeping(data: bytes) -> bool:
     return len(data) >= MIN_BYTES
 
 
+def read_columns(namespace: str, digest: str, width: int) -> tuple[list[Any], ...] | None:
+    """The read kept under ``digest``: ``width`` lists of one length, or None when there is
+    none or it cannot be used (torn, foreign, of another shape: the caller parses again)."""
+    blob = default_digest_cache().get(namespace, digest, binary=True)
+    if blob is None:
+        return None
+    try:
+        columns = marshal.loads(blob)
+    except (ValueError, TypeError, EOFError):
+        return None
+    if type(columns) is not tuple or len(columns) != width:
+        return None
+    if not all(type(c) is list and len(c) == len(columns[0]) for c in columns):
+        return None
+    return columns
+
+
+def keep_columns(namespace: str, digest: str, columns: Sequence[list[Any]]) -> None:
+    """Keep a read under ``digest``; nothing when a value is one ``marshal`` cannot write
+    (a schema kept as sent, nested deeper than it goes)."""
+    try:
+        blob = marshal.dumps(tuple(columns))
+    except ValueError:
+        return
+    default_digest_cache().put(namespace, digest, blob, binary=True)
+
+
 def load(catalog: CatalogFile) -> bool:
     """Fill ``catalog`` (empty, digest set) from its kept read; False when there is none
     or it cannot be used (the caller then parses the file)."""
     from greenroom.tools.base import ToolDescriptor
     from greenroom.tools.catalog import CatalogSchema
 
-    blob = default_digest_cache().get(NAMESPACE, catalog.digest, binary=True)
-    if blob is None:
+    columns = read_columns(NAMESPACE, catalog.digest, 5)
+    if columns is None:
         return False
-    try:
-        columns = marshal.loads(blob)
-        if type(columns) is not tuple or len(columns) != 5:
-            return False
-        size = len(columns[0])
-        if not all(type(c) is list and len(c) == size for c in columns):
-            return False
-    except (ValueError, TypeError, EOFError):  # torn or foreign: parse the file instead
-        return False
-    del blob
     schema = CatalogSchema.from_packed
     catalog.descriptors.extend(
         [
@@ -61,23 +82,14 @@ def load(catalog: CatalogFile) -> bool:
     return True
 
 
-def store(catalog: CatalogFile, columns: Columns | None = None) -> None:
-    """Keep ``catalog``'s read (``columns`` if the parse gathered them); nothing when a
-    schema could not be packed (nested deeper than ``marshal`` goes), which every later
-    read then parses again."""
+def store(catalog: CatalogFile, columns: Columns) -> None:
+    """Keep ``catalog``'s read, the columns its parse gathered; nothing when a schema could
+    not be packed (nested deeper than ``marshal`` goes), which every later read then
+    parses again."""
     work["catalog parses"] += 1
-    if columns is None:
-        columns = ([], [], [], [], [])
-        names, descriptions, groups, deferrables, packed = columns
-        for d in catalog.descriptors:
-            names.append(d.name)
-            descriptions.append(d.description)
-            groups.append(d.group)
-            deferrables.append(d.deferrable)
-            packed.append(getattr(d.parameters, "packed", None))
     if None in columns[4]:
         return
-    default_digest_cache().put(NAMESPACE, catalog.digest, marshal.dumps(columns), binary=True)
+    keep_columns(NAMESPACE, catalog.digest, columns)
 
 
-__all__ = ["MIN_BYTES", "NAMESPACE", "load", "store", "worth_keeping"]
+__all__ = ["MIN_BYTES", "NAMESPACE", "keep_columns", "load", "read_columns", "store", "worth_keeping"]
