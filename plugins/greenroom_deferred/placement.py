@@ -90,10 +90,6 @@ def initial(
     return found
 
 
-_DEFAULTED = ToolDescriptor(name="", description="")
-"""A tool that takes the default placement when no name or rule picks tools out."""
-
-
 SAVINGS_CHUNK = 64
 """Tools whose savings are counted at once by ``activation``; each chunk after the first
 is twice the one before, so a decision that needs a few tools counts a few."""
@@ -161,18 +157,8 @@ def place(
     shared: dict[tuple[Mode, PlacementSource, str], Placement] = {}
     modes: dict[str, Placement] = {}
     would_defer: list[ToolDescriptor] = []
-    # without never_defer names and rules, most tools take the default: found inline, with
-    # the Placement ``initial`` would share, so only the others cost a call each
-    default = initial(_DEFAULTED, config, (), shared) if not config.never_defer and not config.rules else None
-    defers = default is not None and default.mode == "deferred"
     for d in catalog:
-        name = d.name
-        if default is not None and d.deferrable != "never" and d.deferrable != "always" and name not in grouped:
-            modes[name] = default
-            if defers:
-                would_defer.append(d)
-            continue
-        p = modes[name] = initial(d, config, grouped, shared)
+        p = modes[d.name] = initial(d, config, grouped, shared)
         if p.mode == "deferred":
             would_defer.append(d)
     act = activation(would_defer, len(catalog) + 1, config)  # + 1: the model sees ToolSearch too

@@ -192,23 +192,3 @@ def test_discovered_membership_follows_the_list_however_it_changed() -> None:
     assert "_known" not in saved and "known" not in saved  # the set is derived, never saved
     loaded = converter.structure(json.loads(json.dumps(saved)), DeferralState)
     assert loaded.discovered == ["c"] and loaded.has_discovered("c") and not loaded.has_discovered("a")
-
-
-@pytest.mark.parametrize("default_mode", ["deferred", "eager"])
-@pytest.mark.parametrize("picked", [False, True])
-def test_every_tool_is_placed_as_its_own_initial_placement_says(default_mode: str, picked: bool) -> None:
-    # ``place`` finds the default placement inline when no names or rules pick tools
-    # out: each tool must still get exactly the placement ``initial`` gives it
-    from greenroom_deferred.placement import initial, place
-
-    kinds = ("automatic", "never", "always")
-    tools = [
-        ToolDescriptor(name=f"t{i}", description="d " * 40, group=f"g{i % 4}", deferrable=kinds[i % 3])
-        for i in range(60)
-    ]
-    grouped = {t.name for t in tools if t.group == "g1"}
-    extra: dict[str, Any] = {"never_defer": ["t4"], "rules": [Rule(tool="t1*", mode="eager")]} if picked else {}
-    config = DeferredConfig(default_mode=default_mode, enabled=True, **extra)
-    plan = place(tools, grouped=grouped, config=config, priors=ToolPriors())
-    assert plan.modes == {t.name: initial(t, config, grouped) for t in tools}
-    assert {p.source for p in plan.modes.values()} >= {PlacementSource.POLICY_NEVER, PlacementSource.GROUP}
