@@ -125,12 +125,14 @@ def test_cli_eval_table_and_errors(files: tuple[Path, Path], tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("dataset", ["seal_tools", "metatool"])
-def test_default_beats_plain_bm25_on_shared_datasets(dataset: str) -> None:
+def test_default_beats_plain_bm25_and_is_no_worse_than_before_on_shared_datasets(dataset: str) -> None:
     folder = DATASETS / dataset
     if not (folder / "queries.jsonl").exists():
         pytest.skip(f"{folder} not present")
     tools, queries = load_tools(folder / "tools.jsonl"), load_queries(folder / "queries.jsonl", 300)
     for form in ("full", "keywords"):
-        base = evaluate(tools, queries, "bm25-plain", form=form)
         ours = evaluate(tools, queries, "default", form=form)
+        base = evaluate(tools, queries, "bm25-plain", form=form)
         assert ours.recall_at_5 > base.recall_at_5, (dataset, form)
+        before = evaluate(tools, queries, "default-v1", form=form)  # the default before 2026-11
+        assert ours.recall_at_5 >= 0.99 * before.recall_at_5, (dataset, form)
