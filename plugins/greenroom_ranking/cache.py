@@ -14,13 +14,16 @@ Corpora are shared by every engine in the process, by digest (``RankingCorpus.di
 second runtime over the same tools builds nothing. Each costly part of an index (see
 ``rankers.PARTS``) is read from the on-disk store (``store.IndexStore``) when another
 process built it, and built and written there otherwise. ``builds`` and ``loads`` count
-parts built here and parts read from disk.
+parts built and parts read from disk. Before a large corpus's first search,
+``prebuild`` has a second process build its text part while this one builds the others
+(``offload.side``); ``side_builds`` counts the parts built that way.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -35,8 +38,11 @@ from greenroom import ToolDescriptor
 from greenroom_ranking.config import RankingConfig
 from greenroom_ranking.corpus import CorpusText, RankingCorpus
 from greenroom_ranking.index import Index
+from greenroom_ranking.offload.side import SideBuild, worth_a_side_build
 from greenroom_ranking.rankers import PARTS, RANKERS, Part
 from greenroom_ranking.store import IndexStore
+
+log = logging.getLogger("greenroom_ranking")
 
 KEEP_CORPORA = 4
 """Corpora kept for sharing in one process (a runtime keeps its own alive regardless)."""
@@ -129,6 +135,7 @@ class CorpusCache:
         self.builds: dict[str, int] = {}
         self.loads: dict[str, int] = {}
         self.build_seconds: dict[str, float] = {}
+        self.side_builds: dict[str, int] = {}  # of ``builds``, those a second process made
         self.shared = 0  # corpora another engine in this process had already made
         self._corpus: RankingCorpus | None = None
         self._ids: dict[int, int] = {}  # id of a descriptor equal to a corpus tool -> its position
@@ -241,14 +248,13 @@ class CorpusCache:
         """A costly part over the corpus: from this process, else disk, else built (and
         written to disk for the next process)."""
         spec = PARTS[name]
-        settings = spec.settings(self.config)
-        key = f"{name}:{corpus.digest}:{settings!r}" + ("" if name == "text" else f":{_tooling()}")
+        key = self._key(corpus, name)
         with corpus.lock:
             got = corpus.parts.get(key)
             if got is not None:
                 return got
             if not self.config.index_cache:
-                got = self._build(corpus, name, spec)
+                got = self._build(corpus, key, name, spec)
             else:
                 got = self._read(corpus, key, name, spec)
                 if got is None:
@@ -256,10 +262,53 @@ class CorpusCache:
                         # another process may have written it while this one waited
                         got = self._read(corpus, key, name, spec)
                         if got is None:
-                            got = self._build(corpus, name, spec)
+                            got = self._build(corpus, key, name, spec)
                             self.store.save(key, got.to_arrays())
+            unused = corpus.side.pop(key, None)  # another process stored it meanwhile
+            if unused is not None:
+                unused.discard()
             corpus.parts[key] = got
             return got
+
+    def _key(self, corpus: RankingCorpus, name: str) -> str:
+        settings = PARTS[name].settings(self.config)
+        return f"{name}:{corpus.digest}:{settings!r}" + ("" if name == "text" else f":{_tooling()}")
+
+    def prebuild(self, corpus: RankingCorpus, rankers: Sequence[str]) -> None:
+        """Before a large corpus's first search: start the text part the rankers need in
+        a second process (``offload.side``) and build their other parts here meanwhile,
+        when neither this process nor the disk store holds them. A no-op for a corpus
+        below ``parallel_build_min_tools``, on one CPU, or searched before."""
+        if corpus.prebuilt or not worth_a_side_build(len(corpus), self.config.parallel_build_min_tools):
+            return
+        corpus.prebuilt = True
+        needed = list(dict.fromkeys(p for r in rankers if r in RANKERS for p in RANKERS[r].parts))
+        with corpus.lock:
+            missing = [p for p in needed if self._missing(corpus, p)]
+            if "text" not in missing or len(missing) < 2:  # nothing to build beside it
+                return
+            key = self._key(corpus, "text")
+            if key not in corpus.side:
+                side = SideBuild.start("text", (corpus.names, [t.description for t in corpus.tools]))
+                if side is None:
+                    return
+                corpus.side[key] = side
+        try:
+            for p in missing:
+                if p != "text":
+                    self.part(corpus, p)
+        except BaseException:
+            with corpus.lock:
+                gone = corpus.side.pop(key, None)
+            if gone is not None:
+                gone.discard()
+            raise
+
+    def _missing(self, corpus: RankingCorpus, name: str) -> bool:
+        key = self._key(corpus, name)
+        if key in corpus.parts:
+            return False
+        return not self.config.index_cache or not self.store.file(key).exists()
 
     def _read(self, corpus: RankingCorpus, key: str, name: str, spec: Part) -> Any:
         arrays = self.store.load(key)
@@ -272,9 +321,20 @@ class CorpusCache:
         self.loads[name] = self.loads.get(name, 0) + 1
         return got
 
-    def _build(self, corpus: RankingCorpus, name: str, spec: Part) -> Any:
+    def _build(self, corpus: RankingCorpus, key: str, name: str, spec: Part) -> Any:
         start = time.perf_counter()
-        got = spec.build(corpus, self.config)
+        side = corpus.side.pop(key, None)
+        got = None
+        if side is not None:
+            arrays = side.result()
+            try:
+                got = None if arrays is None else spec.load(corpus, arrays)
+            except Exception:  # arrays that do not fit the corpus: built here, as without a side build
+                log.debug("side build of %s answered arrays that do not fit; built here", name)
+            if got is not None:
+                self.side_builds[name] = self.side_builds.get(name, 0) + 1
+        if got is None:
+            got = spec.build(corpus, self.config)
         self._count(self.builds, name, time.perf_counter() - start)
         return got
 

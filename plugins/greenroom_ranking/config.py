@@ -246,6 +246,17 @@ class RankingConfig:
     index_parameters: bool = attrs.field(
         default=True, metadata={"description": "Index parameter names and descriptions in bm25."}
     )
+    parallel_build_min_tools: int = attrs.field(
+        default=20_000,
+        validator=_ge(0),
+        metadata={
+            "description": (
+                "A corpus of at least this many tools, searched first, builds its keyword (substring) index in "
+                "a second process while this one builds the BM25 table, on a machine with two CPUs or more "
+                "(the same index; any failure builds it here instead). 0: never."
+            )
+        },
+    )
     index_cache: bool = attrs.field(
         default=True,
         metadata={

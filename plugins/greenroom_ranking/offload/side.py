@@ -1,0 +1,148 @@
+"""A part of a corpus built in a second process while this one builds another.
+
+Python builds an index on one CPU, so the first search of a catalog of 100,000 tools built
+its substring index and its BM25 table one after the other. With two CPUs or more, a
+large corpus's text part (``corpus.CorpusText``, from names and descriptions only) is
+built by a child process while this one builds the BM25 table, and read back as the same
+arrays, checked as a stored index is.
+
+The child is ``python -m greenroom_ranking.offload.child``, started with ``subprocess``,
+not ``multiprocessing``: a ``multiprocessing`` child imports its parent's ``__main__``,
+which for an application script without a main guard runs the application again. Inputs
+and arrays cross the child's pipes pickled (the child is this process's own). Whatever
+goes wrong (the child cannot start, fails, answers late or with what does not fit), the
+part is built in this process as it was before: a side build can only save time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger("greenroom_ranking")
+
+SIDE_TIMEOUT = 120.0
+"""Seconds a side build may take before its part is built in this process instead (a
+build of 100,000 tools' text takes about half a second)."""
+
+CHILD = (sys.executable, "-m", "greenroom_ranking.offload.child")
+"""The child's command line."""
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity, where the platform tells)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def worth_a_side_build(tools: int, min_tools: int) -> bool:
+    """Whether a corpus of ``tools`` gets a side build: ``min_tools`` (0: never) reached,
+    and a second CPU to run it on."""
+    return 0 < min_tools <= tools and usable_cpus() >= 2
+
+
+class SideBuild:
+    """One part being built by a child process; ``result`` waits for its arrays.
+
+    Neither the inputs nor the answer are held whole as bytes: the inputs are pickled
+    straight into the child's stdin, and the answer is read only when asked for (the
+    child waits with it meanwhile), so a side build adds nothing to this process's peak
+    while it builds the other parts."""
+
+    def __init__(self, task: str, inputs: Sequence[Any], command: Sequence[str] | None = None) -> None:
+        self.task = task
+        self._arrays: Any = None
+        self._failed: str | None = None
+        env = dict(os.environ)
+        # the child imports what this process imports, from where this process found it
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        self._proc = subprocess.Popen(
+            list(command or CHILD), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+        # a thread feeds the child while this one builds (it waits on the pipe without the GIL)
+        self._feeder = threading.Thread(
+            target=self._feed, args=((task, tuple(inputs)),), name="greenroom-side-build", daemon=True
+        )
+        self._feeder.start()
+
+    @classmethod
+    def start(cls, task: str, inputs: Sequence[Any], command: Sequence[str] | None = None) -> SideBuild | None:
+        """A side build under way, or None when no child could be started."""
+        try:
+            return cls(task, inputs, command)
+        except Exception as exc:  # no executable, no pipes, a process limit: built here instead
+            log.debug("side build of %s not started: %s", task, exc)
+            return None
+
+    def _feed(self, message: tuple[str, tuple[Any, ...]]) -> None:
+        stdin = self._proc.stdin
+        assert stdin is not None  # opened as a pipe
+        try:
+            with stdin:
+                pickle.dump(message, stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # a broken pipe: the child ended early
+            self._failed = f"its inputs could not be sent: {exc!r}"
+
+    def _read(self) -> None:
+        stdout = self._proc.stdout
+        assert stdout is not None  # opened as a pipe
+        try:
+            with stdout:
+                self._arrays = pickle.load(stdout)
+        except Exception as exc:  # the child failed (nothing written) or was stopped
+            self._failed = self._failed or f"no answer: {exc!r}"
+        if self._proc.wait() != 0:
+            self._failed = self._failed or f"the child exited with {self._proc.returncode}"
+            self._arrays = None
+
+    def result(self, timeout: float | None = None) -> dict[str, np.ndarray] | None:
+        """The part's arrays, or None (the reason logged) when the child failed or took
+        longer than ``timeout`` (``SIDE_TIMEOUT``); the child is gone either way."""
+        timeout = SIDE_TIMEOUT if timeout is None else timeout
+        reader = threading.Thread(target=self._read, name="greenroom-side-build", daemon=True)
+        reader.start()
+        deadline = time.monotonic() + timeout
+        for thread in (self._feeder, reader):
+            thread.join(max(0.0, deadline - time.monotonic()))
+        if reader.is_alive():
+            self.cancel()
+            reader.join()  # the pipe closes with the child: the read ends at once
+            log.debug("side build of %s took over %.0f s: built here instead", self.task, timeout)
+            return None
+        arrays, self._arrays = self._arrays, None
+        if self._failed is not None:
+            log.debug("side build of %s failed: %s", self.task, self._failed)
+            return None
+        if not isinstance(arrays, dict) or not all(
+            isinstance(k, str) and isinstance(v, np.ndarray) for k, v in arrays.items()
+        ):
+            log.debug("side build of %s answered something other than arrays", self.task)
+            return None
+        return arrays
+
+    def cancel(self) -> None:
+        """Stop the child (a part taking too long)."""
+        try:
+            self._proc.kill()
+        except OSError:  # gone already
+            pass
+
+    def discard(self) -> None:
+        """Stop the child and let it go (a part no longer wanted): its pipes closed, and
+        the process waited for, at once, since it is stopped."""
+        self.cancel()
+        self.result(timeout=5.0)
+
+
+__all__ = ["CHILD", "SIDE_TIMEOUT", "SideBuild", "usable_cpus", "worth_a_side_build"]

@@ -1,0 +1,143 @@
+"""A large corpus's first search builds its text index in a second process (a side build)
+while this one builds the BM25 table: the same index, the same answers, and any failure of
+the child leaves the index built here, never a failed search."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scale_testutil import scale_catalog
+
+from greenroom import SearchQuery, ToolDescriptor
+from greenroom_ranking import RankingConfig, RankingEngine
+from greenroom_ranking.cache import forget
+from greenroom_ranking.corpus import CorpusText
+from greenroom_ranking.offload import side
+
+SIZE = 3_000
+QUERIES = ["send an email to my team", "+weather forecast city", "book a flight to paris", "refund invoice"]
+
+
+@pytest.fixture
+def two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine counts as having two CPUs, so the policy's other half is what decides."""
+    monkeypatch.setattr(side, "usable_cpus", lambda: 2)
+
+
+def engine(min_tools: int, *, cache: bool = False) -> RankingEngine:
+    return RankingEngine(RankingConfig(parallel_build_min_tools=min_tools, index_cache=cache), shared=False)
+
+
+def answers(e: RankingEngine, tools: tuple[ToolDescriptor, ...]) -> list[list[tuple[str, float]]]:
+    return [[(s.name, s.score) for s in e.search(SearchQuery.parse(t, max_results=10), tools)] for t in QUERIES]
+
+
+def text_arrays(e: RankingEngine, tools: tuple[ToolDescriptor, ...]) -> dict[str, np.ndarray]:
+    corpus = e.cache.view(tools).corpus
+    return dict(e.cache.text(corpus).to_arrays())
+
+
+def test_the_side_build_makes_the_index_this_process_makes(two_cpus: None) -> None:
+    tools = scale_catalog(SIZE)
+    aside, here = engine(1), engine(0)
+    assert answers(aside, tools) == answers(here, tools)
+    assert aside.cache.side_builds == {"text": 1} and here.cache.side_builds == {}
+    assert aside.cache.builds == here.cache.builds == {"text": 1, "bm25": 1}
+    got, expected = text_arrays(aside, tools), text_arrays(here, tools)
+    assert got.keys() == expected.keys()
+    for name, array in expected.items():
+        assert got[name].dtype == array.dtype and np.array_equal(got[name], array), name
+
+
+@pytest.mark.parametrize(
+    "child",
+    [
+        pytest.param("import sys; sys.exit(3)", id="exits-with-an-error"),
+        pytest.param("import sys; sys.stdout.write('not a pickle')", id="answers-nonsense"),
+        pytest.param(
+            "import pickle, sys, numpy; sys.stdin.buffer.read(); "
+            "sys.stdout.buffer.write(pickle.dumps({'name.size': numpy.zeros(3)}))",
+            id="answers-arrays-that-do-not-fit",
+        ),
+        pytest.param("import pickle, sys; sys.stdout.buffer.write(pickle.dumps([1, 2]))", id="answers-no-arrays"),
+    ],
+)
+def test_a_child_that_fails_leaves_the_index_built_here(
+    two_cpus: None, monkeypatch: pytest.MonkeyPatch, child: str
+) -> None:
+    tools = scale_catalog(SIZE)
+    expected = answers(engine(0), tools)
+    monkeypatch.setattr(side, "CHILD", (sys.executable, "-c", child))
+    e = engine(1)
+    assert answers(e, tools) == expected
+    assert e.cache.side_builds == {} and e.cache.builds == {"text": 1, "bm25": 1}
+
+
+def test_a_child_that_takes_too_long_is_stopped_and_the_index_built_here(
+    two_cpus: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tools = scale_catalog(SIZE)
+    expected = answers(engine(0), tools)
+    # the child never answers: waiting for it is given up at once, and it is stopped
+    monkeypatch.setattr(side, "CHILD", (sys.executable, "-c", "import sys; sys.stdin.buffer.read(); input()"))
+    monkeypatch.setattr(side, "SIDE_TIMEOUT", 0.0)
+    started: list[side.SideBuild] = []
+    real_start = side.SideBuild.start
+
+    def start(task: str, inputs: object, command: object = None) -> side.SideBuild | None:
+        got = real_start(task, inputs)  # type: ignore[arg-type]
+        if got is not None:
+            started.append(got)
+        return got
+
+    monkeypatch.setattr(side.SideBuild, "start", staticmethod(start))
+    e = engine(1)
+    assert answers(e, tools) == expected
+    assert e.cache.side_builds == {} and len(started) == 1
+    assert started[0]._proc.wait(timeout=30) != 0  # killed, not left running
+
+
+def test_no_side_build_below_the_threshold_on_one_cpu_or_when_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(side, "usable_cpus", lambda: 2)
+    assert side.worth_a_side_build(20_000, 20_000)
+    assert not side.worth_a_side_build(19_999, 20_000)
+    assert not side.worth_a_side_build(100_000, 0)
+    monkeypatch.setattr(side, "usable_cpus", lambda: 1)
+    assert not side.worth_a_side_build(100_000, 20_000)
+    tools = scale_catalog(SIZE)
+    e = engine(1)
+    answers(e, tools)
+    assert e.cache.side_builds == {} and e.cache.builds == {"text": 1, "bm25": 1}
+
+
+def test_a_stored_index_is_read_and_no_child_is_started(two_cpus: None, fresh_index_cache: Path) -> None:
+    tools = scale_catalog(SIZE)
+    first = engine(1, cache=True)
+    expected = answers(first, tools)
+    assert first.cache.side_builds == {"text": 1}
+    forget()  # a new process: nothing shared in memory, the store on disk
+    second = engine(1, cache=True)
+    assert answers(second, tools) == expected
+    assert second.cache.side_builds == {} and second.cache.builds == {}
+    assert second.cache.loads == {"text": 1, "bm25": 1}
+
+
+def test_the_child_builds_what_corpus_text_builds() -> None:
+    tools = scale_catalog(500)
+    names = [t.name for t in tools]
+    expected = CorpusText(names, *side_free_indexes(names, [t.description for t in tools])).to_arrays()
+    from greenroom_ranking.offload.child import text_arrays as child_arrays
+
+    got = child_arrays(names, [t.description for t in tools])
+    assert got.keys() == expected.keys()
+    assert all(np.array_equal(got[k], expected[k]) for k in expected)
+
+
+def side_free_indexes(names: list[str], descriptions: list[str]) -> tuple[object, object]:
+    """The two indexes as ``CorpusText`` was built before side builds: one per text field."""
+    from greenroom_ranking.substrings import SubstringIndex
+
+    return SubstringIndex.build(n.lower() for n in names), SubstringIndex.build(d.lower() for d in descriptions)
