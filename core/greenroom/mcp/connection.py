@@ -14,12 +14,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, NamedTuple, cast
 
 import anyio
+import anyio.lowlevel
 import attrs
 import pydantic
-from anyio.abc import TaskStatus
+from anyio.abc import TaskGroup, TaskStatus
 
 from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
@@ -172,28 +173,37 @@ async def run_session(
 
 
 async def list_server(session: ClientSession, init: mcp_types.InitializeResult) -> McpListing:
-    """Every page of the server's tools, with what it said about itself at start-up. Each
-    page is taken in (its schemas packed) and let go before the next is asked for."""
+    """Every page of the server's tools, with what it said about itself at start-up.
+
+    Pipelined, one page ahead: once a page and its cursor are in, the next page is asked
+    for (in a task of its own) while this one is taken in (its schemas packed), so the
+    server builds a page while greenroom takes in the one before. At most two pages are
+    held at once; pages are taken in in order, and a page that failed fails the listing
+    when its turn comes, as it did when each page was asked for only after the last."""
     builder = ListingBuilder(f"MCP server {init.server_info.name if init.server_info else ''!r}")
-    cursor: str | None = None
     cursors: set[str] = set()
-    for _ in range(_MAX_LIST_PAGES):  # a paginator that never ends cannot hang us
-        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+    failure: Exception | None = None
+    async with anyio.create_task_group() as tg:
         try:
-            page = await session.list_tools(params=params)
-        except pydantic.ValidationError:
-            # one tool the SDK refuses (no inputSchema, say) would cost the whole server
-            listed, cursor = await _tools_one_by_one(session, params)
-            for spec in listed:
-                builder.add_spec(spec)
-        else:
-            for tool in page.tools:
-                builder.add_mcp(tool)
-            cursor = page.next_cursor
-            del page
-        if not cursor or cursor in cursors:  # a cursor seen before would list the same pages again
-            break
-        cursors.add(cursor)
+            ahead = _PageFetch.start(tg, session, None)
+            for pages in range(1, _MAX_LIST_PAGES + 1):  # a paginator that never ends cannot hang us
+                page = await ahead.result()
+                cursor = page.cursor
+                # a cursor seen before would list the same pages again
+                more = bool(cursor) and cursor not in cursors and pages < _MAX_LIST_PAGES
+                if more and cursor:
+                    cursors.add(cursor)
+                    ahead = _PageFetch.start(tg, session, cursor)
+                await _take_in(builder, page)
+                del page
+                if not more:
+                    break
+        except Exception as exc:
+            # raised as it is, not in an exception group; a page asked for ahead is dropped
+            failure = exc
+            tg.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
     info = init.server_info
     return builder.listing(
         instructions=init.instructions,
@@ -201,6 +211,69 @@ async def list_server(session: ClientSession, init: mcp_types.InitializeResult) 
         server_version=info.version if info else None,
         listed_at=time.time(),
     )
+
+
+_INTAKE_CHUNK = 128
+"""Tools taken in between two yields to the loop: the request for the next page (sent by
+its own task) leaves for the server early in the intake of this one, not after it."""
+
+
+async def _take_in(builder: ListingBuilder, page: _Page) -> None:
+    """A page's tools into ``builder``, in order, yielding to the loop between chunks."""
+    tools: list[Any] = page.tools if page.specs is None else page.specs
+    add: Callable[[Any], None] = builder.add_mcp if page.specs is None else builder.add_spec
+    for start in range(0, len(tools), _INTAKE_CHUNK):
+        await anyio.lowlevel.checkpoint()
+        for item in tools[start : start + _INTAKE_CHUNK]:
+            add(item)
+
+
+class _Page(NamedTuple):
+    tools: list[mcp_types.Tool]
+    """The page as the SDK took it."""
+    specs: list[McpToolSpec] | None
+    """A page the SDK refused, as ``_tools_one_by_one`` made it out (None otherwise)."""
+    cursor: str | None
+
+
+@attrs.define(eq=False)
+class _PageFetch:
+    """One ``tools/list`` page, asked for by a task of its own: its tools (or, for a page
+    the SDK refused, what ``_tools_one_by_one`` made of it) and its cursor, or what went
+    wrong, kept for ``result`` to raise in the listing's own task."""
+
+    done: anyio.Event = attrs.field(factory=anyio.Event)
+    page: _Page | None = None
+    error: Exception | None = None
+
+    @classmethod
+    def start(cls, tg: TaskGroup, session: ClientSession, cursor: str | None) -> _PageFetch:
+        fetch = cls()
+        tg.start_soon(fetch._run, session, cursor)
+        return fetch
+
+    async def _run(self, session: ClientSession, cursor: str | None) -> None:
+        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        try:
+            try:
+                listed = await session.list_tools(params=params)
+            except pydantic.ValidationError:
+                # one tool the SDK refuses (no inputSchema, say) would cost the whole server
+                specs, next_cursor = await _tools_one_by_one(session, params)
+                self.page = _Page([], specs, next_cursor)
+            else:
+                self.page = _Page(listed.tools, None, listed.next_cursor)
+        except Exception as exc:  # raised by result(), in the listing's task
+            self.error = exc
+        finally:
+            self.done.set()
+
+    async def result(self) -> _Page:
+        await self.done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.page is not None
+        return self.page
 
 
 async def _tools_one_by_one(
