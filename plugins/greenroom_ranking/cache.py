@@ -254,7 +254,7 @@ class CorpusCache:
             if got is not None:
                 return got
             if not self.config.index_cache:
-                got = self._build(corpus, key, name, spec)
+                got, _ = self._build(corpus, key, name, spec)
             else:
                 got = self._read(corpus, key, name, spec)
                 if got is None:
@@ -262,8 +262,9 @@ class CorpusCache:
                         # another process may have written it while this one waited
                         got = self._read(corpus, key, name, spec)
                         if got is None:
-                            got = self._build(corpus, key, name, spec)
-                            self.store.save(key, got.to_arrays())
+                            got, stored = self._build(corpus, key, name, spec)
+                            if not stored:  # a side build writes what it built itself
+                                self.store.save(key, got.to_arrays())
             unused = corpus.side.pop(key, None)  # another process stored it meanwhile
             if unused is not None:
                 unused.discard()
@@ -289,7 +290,8 @@ class CorpusCache:
                 return
             key = self._key(corpus, "text")
             if key not in corpus.side:
-                side = SideBuild.start("text", (corpus.names, [t.description for t in corpus.tools]))
+                store = (self.store.path, key) if self.config.index_cache else None
+                side = SideBuild.start("text", (corpus.names, [t.description for t in corpus.tools]), store)
                 if side is None:
                     return
                 corpus.side[key] = side
@@ -321,7 +323,9 @@ class CorpusCache:
         self.loads[name] = self.loads.get(name, 0) + 1
         return got
 
-    def _build(self, corpus: RankingCorpus, key: str, name: str, spec: Part) -> Any:
+    def _build(self, corpus: RankingCorpus, key: str, name: str, spec: Part) -> tuple[Any, bool]:
+        """The part, built here or by its side build, and whether it is stored already
+        (a side build writes the store itself, beside this process's work)."""
         start = time.perf_counter()
         side = corpus.side.pop(key, None)
         got = None
@@ -333,10 +337,11 @@ class CorpusCache:
                 log.debug("side build of %s answered arrays that do not fit; built here", name)
             if got is not None:
                 self.side_builds[name] = self.side_builds.get(name, 0) + 1
+        stored = got is not None and side is not None and side.stored
         if got is None:
             got = spec.build(corpus, self.config)
         self._count(self.builds, name, time.perf_counter() - start)
-        return got
+        return got, stored
 
     def _count(self, counter: dict[str, int], name: str, seconds: float) -> None:
         counter[name] = counter.get(name, 0) + 1

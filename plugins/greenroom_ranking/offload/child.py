@@ -1,7 +1,8 @@
-"""The child process of a side build: reads a task and its inputs on stdin, writes the
-part's arrays on stdout (both pickled; its parent is the only other end of the pipes).
+"""The child process of a side build: reads a task, its inputs and where to store its
+arrays on stdin, writes the arrays (and whether it stored them) on stdout, all pickled:
+its parent is the only other end of the pipes.
 
-It imports numpy and the substring index, nothing of greenroom's core or plugins: it is
+It imports numpy and the substring index (and the index store, to write them): it is
 started while its parent builds another part, and starts in about 0.2 s.
 
     python -m greenroom_ranking.offload.child < task > arrays
@@ -12,6 +13,7 @@ from __future__ import annotations
 import pickle
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,9 +42,15 @@ TASKS: dict[str, Callable[..., dict[str, np.ndarray]]] = {"text": text_arrays}
 
 
 def main() -> int:
-    task, inputs = pickle.load(sys.stdin.buffer)
+    task, inputs, store = pickle.load(sys.stdin.buffer)
     arrays: Any = TASKS[task](*inputs)
-    sys.stdout.buffer.write(pickle.dumps(arrays, protocol=pickle.HIGHEST_PROTOCOL))
+    stored = False
+    if store is not None:  # written before the answer: the parent's build lock covers the write
+        from greenroom_ranking.store import IndexStore
+
+        folder, key = store
+        stored = IndexStore(Path(folder)).save(key, arrays)
+    pickle.dump((arrays, stored), sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
     sys.stdout.buffer.flush()
     return 0
 

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -60,8 +61,15 @@ class SideBuild:
     child waits with it meanwhile), so a side build adds nothing to this process's peak
     while it builds the other parts."""
 
-    def __init__(self, task: str, inputs: Sequence[Any], command: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        task: str,
+        inputs: Sequence[Any],
+        store: tuple[Path, str] | None = None,
+        command: Sequence[str] | None = None,
+    ) -> None:
         self.task = task
+        self.stored = False  # whether the child wrote the arrays to the index store
         self._arrays: Any = None
         self._failed: str | None = None
         env = dict(os.environ)
@@ -72,20 +80,30 @@ class SideBuild:
         )
         # a thread feeds the child while this one builds (it waits on the pipe without the GIL)
         self._feeder = threading.Thread(
-            target=self._feed, args=((task, tuple(inputs)),), name="greenroom-side-build", daemon=True
+            target=self._feed,
+            args=((task, tuple(inputs), None if store is None else (str(store[0]), store[1])),),
+            name="greenroom-side-build",
+            daemon=True,
         )
         self._feeder.start()
 
     @classmethod
-    def start(cls, task: str, inputs: Sequence[Any], command: Sequence[str] | None = None) -> SideBuild | None:
-        """A side build under way, or None when no child could be started."""
+    def start(
+        cls,
+        task: str,
+        inputs: Sequence[Any],
+        store: tuple[Path, str] | None = None,
+        command: Sequence[str] | None = None,
+    ) -> SideBuild | None:
+        """A side build under way, or None when no child could be started. With ``store``
+        (an ``IndexStore`` folder and key), the child also writes its arrays there."""
         try:
-            return cls(task, inputs, command)
+            return cls(task, inputs, store, command)
         except Exception as exc:  # no executable, no pipes, a process limit: built here instead
             log.debug("side build of %s not started: %s", task, exc)
             return None
 
-    def _feed(self, message: tuple[str, tuple[Any, ...]]) -> None:
+    def _feed(self, message: tuple[str, tuple[Any, ...], tuple[str, str] | None]) -> None:
         stdin = self._proc.stdin
         assert stdin is not None  # opened as a pipe
         try:
@@ -99,7 +117,7 @@ class SideBuild:
         assert stdout is not None  # opened as a pipe
         try:
             with stdout:
-                self._arrays = pickle.load(stdout)
+                self._arrays, self.stored = pickle.load(stdout)
         except Exception as exc:  # the child failed (nothing written) or was stopped
             self._failed = self._failed or f"no answer: {exc!r}"
         if self._proc.wait() != 0:

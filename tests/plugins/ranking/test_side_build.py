@@ -59,7 +59,7 @@ def test_the_side_build_makes_the_index_this_process_makes(two_cpus: None) -> No
         pytest.param("import sys; sys.stdout.write('not a pickle')", id="answers-nonsense"),
         pytest.param(
             "import pickle, sys, numpy; sys.stdin.buffer.read(); "
-            "sys.stdout.buffer.write(pickle.dumps({'name.size': numpy.zeros(3)}))",
+            "sys.stdout.buffer.write(pickle.dumps(({'name.size': numpy.zeros(3)}, False)))",
             id="answers-arrays-that-do-not-fit",
         ),
         pytest.param("import pickle, sys; sys.stdout.buffer.write(pickle.dumps([1, 2]))", id="answers-no-arrays"),
@@ -87,8 +87,8 @@ def test_a_child_that_takes_too_long_is_stopped_and_the_index_built_here(
     started: list[side.SideBuild] = []
     real_start = side.SideBuild.start
 
-    def start(task: str, inputs: object, command: object = None) -> side.SideBuild | None:
-        got = real_start(task, inputs)  # type: ignore[arg-type]
+    def start(task: str, inputs: object, store: object = None, command: object = None) -> side.SideBuild | None:
+        got = real_start(task, inputs, store)  # type: ignore[arg-type]
         if got is not None:
             started.append(got)
         return got
@@ -98,6 +98,27 @@ def test_a_child_that_takes_too_long_is_stopped_and_the_index_built_here(
     assert answers(e, tools) == expected
     assert e.cache.side_builds == {} and len(started) == 1
     assert started[0]._proc.wait(timeout=30) != 0  # killed, not left running
+
+
+def test_a_child_that_stored_what_does_not_fit_is_overwritten_by_the_index_built_here(
+    two_cpus: None, monkeypatch: pytest.MonkeyPatch, fresh_index_cache: Path
+) -> None:
+    tools = scale_catalog(SIZE)
+    expected = answers(engine(0), tools)
+    forget()
+    # writes arrays of another corpus to the store under the key it is given, says so
+    child = (
+        "import pickle, sys, numpy; from pathlib import Path; from greenroom_ranking.store import IndexStore; "
+        "task, inputs, (folder, key) = pickle.load(sys.stdin.buffer); arrays = {'name.size': numpy.zeros(3)}; "
+        "IndexStore(Path(folder)).save(key, arrays); pickle.dump((arrays, True), sys.stdout.buffer)"
+    )
+    monkeypatch.setattr(side, "CHILD", (sys.executable, "-c", child))
+    first = engine(1, cache=True)
+    assert answers(first, tools) == expected and first.cache.side_builds == {}
+    forget()
+    second = engine(0, cache=True)  # reads what the first one stored: its own build, not the child's
+    assert answers(second, tools) == expected
+    assert second.cache.loads == {"text": 1, "bm25": 1} and second.cache.builds == {}
 
 
 def test_no_side_build_below_the_threshold_on_one_cpu_or_when_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,11 +134,12 @@ def test_no_side_build_below_the_threshold_on_one_cpu_or_when_turned_off(monkeyp
     assert e.cache.side_builds == {} and e.cache.builds == {"text": 1, "bm25": 1}
 
 
-def test_a_stored_index_is_read_and_no_child_is_started(two_cpus: None, fresh_index_cache: Path) -> None:
+def test_the_child_stores_its_index_and_the_next_process_reads_it(two_cpus: None, fresh_index_cache: Path) -> None:
     tools = scale_catalog(SIZE)
     first = engine(1, cache=True)
     expected = answers(first, tools)
     assert first.cache.side_builds == {"text": 1}
+    assert len(list((fresh_index_cache / "ranking-index").glob("*.npz"))) == 2  # text (the child's), bm25
     forget()  # a new process: nothing shared in memory, the store on disk
     second = engine(1, cache=True)
     assert answers(second, tools) == expected
