@@ -50,6 +50,12 @@ def deferred_tools(ctx: RunContext, st: DeferralState) -> Sequence[ToolDescripto
     return _deferred.put((st, tools), deferred, st.revision)
 
 
+def keep_deferred(ctx: RunContext, st: DeferralState, deferred: list[ToolDescriptor]) -> None:
+    """Take ``deferred`` as the session's deferred tools at its current revision: placing
+    the session found them (``Plan.deferred``), so its first step does not look again."""
+    _deferred.put((st, agent_tools(ctx)), deferred, st.revision)
+
+
 def grouped_names(ctx: RunContext, *, deferred_only: bool = False) -> frozenset[str]:
     """Names every group declares (or only the groups that defer their tools)."""
     catalog = ctx.catalog()

@@ -48,12 +48,14 @@ class Activation:
 
 @attrs.frozen
 class Plan:
-    """The placement of every tool, the activation it was made under, and the tools
-    that start eager because of learned priors (with their use probability)."""
+    """The placement of every tool, the activation it was made under, the tools that
+    start eager because of learned priors (with their use probability), and the deferred
+    tools in catalog order (what ``catalog.deferred_tools`` would find in ``modes``)."""
 
     modes: dict[str, Placement]
     activation: Activation
     learned: dict[str, float]
+    deferred: list[ToolDescriptor]
 
 
 def initial(
@@ -189,7 +191,11 @@ def place(
                 why = f"prior p={prior:.3f} > {KEEP_SHARE:g} x breakeven {be:.3f} (kept eager)"
                 modes[d.name] = Placement("eager", PlacementSource.PRIOR, why)
                 learned[d.name] = prior
-    return Plan(modes, act, learned)
+    # only the thresholds and priors undo a deferral, never make one: while neither did,
+    # the tools placed deferred are the list counted above, not found by another pass
+    if not act.active or learned:
+        would_defer = [d for d in would_defer if modes[d.name].mode == "deferred"]
+    return Plan(modes, act, learned, would_defer)
 
 
 # ------------------------------------------------------------------ learned prefix, per agent

@@ -39,7 +39,7 @@ from greenroom import (
     ToolSet,
     hookimpl,
 )
-from greenroom_deferred.catalog import agent_tools, grouped_names
+from greenroom_deferred.catalog import agent_tools, grouped_names, keep_deferred
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.descriptors import OWN_TOOLS
 from greenroom_deferred.events import ListingRebuilt, SearchPerformed
@@ -151,6 +151,7 @@ class DeferredToolsPlugin(Plugin):
             st.active, st.activation = plan.activation.active, plan.activation.why
             st.savings_tokens, st.savings_chars4 = plan.activation.savings_tokens, plan.activation.savings_chars4
             st.placed = True
+            keep_deferred(ctx, st, plan.deferred)
             run.placed_for = ctx.catalog()  # every tool it has was placed just now
             strategy.started_eager(st, plan.learned)
             return

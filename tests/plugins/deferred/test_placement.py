@@ -181,3 +181,36 @@ async def test_an_inactive_plugin_sends_every_schema_as_is_and_none_of_its_own(m
     request = await rt.preview(rt.session())
     assert [t.name for t in request.tools] == [t.descriptor.name for t in tools]
     assert [t.parameters for t in request.tools] == [t.descriptor.parameters for t in tools]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("p", "cfg", "listed"),
+    [
+        ({}, {}, [f"t{i:02d}" for i in range(20)]),  # active: every tool deferred
+        ({"t01": 0.6, "t05": 0.7}, {}, [f"t{i:02d}" for i in range(20) if i not in (1, 5)]),  # priors start two eager
+        ({}, {"min_tools": 50}, ["t03"]),  # inactive: only the owner's "always" stays deferred
+        ({"t07": 0.6}, {"enabled": False}, ["t03"]),
+    ],
+)
+async def test_the_listing_names_exactly_the_tools_placed_deferred(make_runtime, p, cfg, listed) -> None:
+    from greenroom import Plugin, ToolPriors, hookimpl
+    from greenroom_deferred.listing import SECTION_KEY
+
+    class Priors(Plugin):
+        name = "fake-priors"
+
+        @hookimpl(tryfirst=True)
+        def greenroom_run_start(self, ctx: Any) -> None:
+            ctx.profile_state.set(ToolPriors(p=p, sessions=3, loaded=bool(p)))
+
+    tools = [catalog_tool(f"t{i:02d}", deferrable="always" if i == 3 else "automatic") for i in range(20)]
+    rt = make_runtime(tools=tools, plugins=[Priors(), DeferredToolsPlugin(DeferredConfig(**cfg))])
+    session = rt.session()
+    request = await rt.preview(session)
+    st = session.state[DeferralState]
+    assert st.deferred() == listed
+    (section,) = [s for s in request.system if s.key == SECTION_KEY]
+    assert [line.split(" - ")[0] for line in section.text.splitlines() if line.startswith("t")] == listed
+    sent = [d.name for d in request.tools]
+    assert not set(listed) & set(sent) and set(st.eager()) <= set(sent)
