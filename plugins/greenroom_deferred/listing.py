@@ -90,6 +90,9 @@ class _Section:
         self.extra = extra
         self.shown: list[str] = []
         self.next = 0  # the position of the next name to offer in turn
+        # tokens of its lines without the names: every section is fitted, and the room the
+        # shown ones leave is worked out from the same counts
+        self.cost = _lines_cost([line, extra] if extra else [line])
 
     def render(self, out: list[str]) -> None:
         out.append(self.line)
@@ -151,13 +154,13 @@ def structured_listing(
         tool_groups, fitted - _lines_cost([_GROUPS_TITLE]) if tool_groups else fitted, favoured
     )
     room -= _lines_cost([_GROUPS_TITLE]) if shown_groups else 0
-    room -= sum(_lines_cost([s.line, s.extra] if s.extra else [s.line]) for s in shown_groups)
+    room -= sum(s.cost for s in shown_groups)
     fitted = room - reserve
     shown_domains, rest_domains = _fit_sections(
         domains, fitted - (_lines_cost([_DOMAINS_TITLE]) if domains else 0), favoured
     )
     room -= _lines_cost([_DOMAINS_TITLE]) if shown_domains else 0
-    room -= sum(_lines_cost([s.line]) for s in shown_domains)
+    room -= sum(s.cost for s in shown_domains)
     hidden_groups = rest + rest_domains
     if hidden_groups:
         room -= _lines_cost([_more_groups(hidden_groups)])
@@ -239,7 +242,7 @@ def _fit_sections(
 ) -> tuple[list[_Section], list[_Section]]:
     """The sections whose lines fit ``room`` tokens (when not all do: those ``favoured``
     first, then the largest), kept in their order, and the rest."""
-    cost = [_lines_cost([s.line, s.extra] if s.extra else [s.line]) for s in sections]
+    cost = [s.cost for s in sections]
     if sum(cost) <= room:
         return sections, []
     room -= _MORE_COST  # the line saying how many more groups there are

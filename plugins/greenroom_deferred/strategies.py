@@ -108,7 +108,9 @@ class Strategy:
             out = [
                 d for d in given if d.name not in OWN_TOOLS and ((p := placed(d.name)) is None or p.mode != "deferred")
             ]
-            sent = {d.name for d in given}
+            # an eager tool the request has is in ``out`` already (the plugin's own aside):
+            # the names to leave out are those few, not a set of every tool given
+            sent = {d.name for d in out}
             waiting = [n for n, p in st.modes.items() if p.mode == "eager" and n not in sent and n not in OWN_TOOLS]
             out += [d for d in (find_descriptor(ctx, n) for n in waiting) if d is not None]
             hit = (self._eager.put((st, given), out, st.revision),)
@@ -126,7 +128,7 @@ class Strategy:
             text = ""
         else:
             grouped = grouped_names(ctx)  # the group section names those already
-            deferred = [d for d in deferred_all if d.name not in grouped]
+            deferred = [d for d in deferred_all if d.name not in grouped] if grouped else deferred_all
             text = budgeted_listing(
                 deferred,
                 style=self.config.listing,
