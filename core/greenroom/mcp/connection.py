@@ -37,6 +37,7 @@ from greenroom.mcp.sdk import (
     streamable_http_client,
 )
 from greenroom.tools import ToolResult
+from greenroom.tools.catalog import _no_collection
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +180,17 @@ async def list_server(session: ClientSession, init: mcp_types.InitializeResult) 
     for (in a task of its own) while this one is taken in (its schemas packed), so the
     server builds a page while greenroom takes in the one before. At most two pages are
     held at once; pages are taken in in order, and a page that failed fails the listing
-    when its turn comes, as it did when each page was asked for only after the last."""
+    when its turn comes, as it did when each page was asked for only after the last.
+
+    The cyclic garbage collector is paused meanwhile (as for a catalog file's read): the
+    tools kept pile up, every page's models come and go, and the full collections that
+    churn triggers scanned the growing listing again and again (a quarter of a 100,000
+    tool listing's time). What a page leaves is freed by reference counting as ever."""
+    with _no_collection():
+        return await _list_pages(session, init)
+
+
+async def _list_pages(session: ClientSession, init: mcp_types.InitializeResult) -> McpListing:
     builder = ListingBuilder(f"MCP server {init.server_info.name if init.server_info else ''!r}")
     cursors: set[str] = set()
     failure: Exception | None = None

@@ -6,6 +6,7 @@ paginator still ends, and a listing cancelled with a page in flight leaves nothi
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -62,6 +63,7 @@ async def test_many_pages_list_the_tools_a_single_page_lists_in_order(tmp_path: 
     assert [t.name for t in paged.tools] == [f"t{i}" for i in range(2500)]
     assert paged.tools == whole.tools and paged.digest == whole.digest
     assert paged.encoded == whole.encoded  # the cache file's lines too
+    assert gc.isenabled()  # the collector, paused while listing, runs again
     assert peek_schema(paged.tools[1234].input_schema) == schema(1234)
 
 
@@ -100,6 +102,7 @@ async def test_a_page_that_fails_fails_the_listing_with_its_own_error(tmp_path: 
         init = await session.initialize()
         with pytest.raises(MCPError, match="page 3 could not be listed"):  # itself, not in an exception group
             await list_server(session, init)
+    assert gc.isenabled()  # paused for the listing only, failed or not
     assert asked(tmp_path) == ["-", "300", "600"]  # nothing asked past the failed page
 
 
