@@ -256,18 +256,16 @@ class CorpusCache:
             if not self.config.index_cache:
                 got, _ = self._build(corpus, key, name, spec)
             else:
-                got = self._read(corpus, key, name, spec)
+                # a part being built aside is taken from its child, which stores it too
+                got = None if key in corpus.side else self._read(corpus, key, name, spec)
                 if got is None:
                     with self.store.building(key):
                         # another process may have written it while this one waited
-                        got = self._read(corpus, key, name, spec)
+                        got = None if key in corpus.side else self._read(corpus, key, name, spec)
                         if got is None:
                             got, stored = self._build(corpus, key, name, spec)
                             if not stored:  # a side build writes what it built itself
                                 self.store.save(key, got.to_arrays())
-            unused = corpus.side.pop(key, None)  # another process stored it meanwhile
-            if unused is not None:
-                unused.discard()
             corpus.parts[key] = got
             return got
 
