@@ -124,19 +124,14 @@ def _from_kept(builder: ListingBuilder, digest: str) -> bool:
 
 def _keep(specs: Sequence[McpToolSpec], digest: str) -> None:
     """Keep a read in the digest cache (nothing when a schema is nested too deep to pack)."""
-    columns: tuple[list[Any], ...] = ([], [], [], [], [])
-    names, descriptions, titles, faults, schemas = columns
-    for spec in specs:
-        schema = spec.input_schema
-        packed = schema.packed if type(schema) is CatalogSchema else schema
-        if packed is None:
-            return
-        names.append(spec.name)
-        descriptions.append(spec.description)
-        titles.append(spec.title)
-        faults.append(spec.fault)
-        schemas.append(packed)
-    keep_columns(READ_NAMESPACE, digest, columns)
+    schemas = [s.input_schema.packed if type(s.input_schema) is CatalogSchema else s.input_schema for s in specs]
+    if None in schemas:
+        return
+    names = [s.name for s in specs]
+    descriptions = [s.description for s in specs]
+    titles = [s.title for s in specs]
+    faults = [s.fault for s in specs]
+    keep_columns(READ_NAMESPACE, digest, (names, descriptions, titles, faults, schemas))
 
 
 def write_cached_listing(config: McpServerConfig, base_dir: str | Path, listing: McpListing) -> None:
@@ -170,7 +165,10 @@ def write_cached_listing(config: McpServerConfig, base_dir: str | Path, listing:
 
 
 def _write(path: Path, head: bytes, lines: list[bytes]) -> None:
-    write_bytes_atomic(path, itertools.chain((head + b"\n",), (line + b"\n" for line in lines)))
+    # a few hundred lines a write: one write a line cost more than the bytes, all at once
+    # a second copy of the listing's lines
+    body = (b"\n".join(lines[i : i + _CHUNK]) + b"\n" for i in range(0, len(lines), _CHUNK))
+    write_bytes_atomic(path, itertools.chain((head + b"\n",), body))
 
 
 __all__ = ["CACHE_FORMAT", "cache_key", "cache_path", "read_cached_listing", "write_cached_listing"]
