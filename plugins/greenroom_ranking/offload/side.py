@@ -1,7 +1,7 @@
 """A part of a corpus built in a second process while this one builds another.
 
 Python builds an index on one CPU, so the first search of a catalog of 100,000 tools built
-its substring index and its BM25 table one after the other. With two CPUs or more, a
+its substring index and its BM25 table one after the other. With a CPU to spare, a
 large corpus's text part (``corpus.CorpusText``, from names and descriptions only) is
 built by a child process while this one builds the BM25 table, and read back as the same
 arrays, checked as a stored index is.
@@ -47,10 +47,22 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def spare_cpu() -> bool:
+    """Whether a CPU is free for a child now: two or more usable, and the load of the last
+    minute (this process's own included) leaves one. On a busy machine a child would only
+    take turns with this process, and the first search would take longer, not less."""
+    cpus = usable_cpus()
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not available here: judged on the CPUs alone
+        load = 0.0
+    return cpus >= 2 and cpus - load >= 1.0
+
+
 def worth_a_side_build(tools: int, min_tools: int) -> bool:
     """Whether a corpus of ``tools`` gets a side build: ``min_tools`` (0: never) reached,
-    and a second CPU to run it on."""
-    return 0 < min_tools <= tools and usable_cpus() >= 2
+    and a spare CPU to run it on."""
+    return 0 < min_tools <= tools and spare_cpu()
 
 
 class SideBuild:
@@ -163,4 +175,4 @@ class SideBuild:
         self.result(timeout=5.0)
 
 
-__all__ = ["CHILD", "SIDE_TIMEOUT", "SideBuild", "usable_cpus", "worth_a_side_build"]
+__all__ = ["CHILD", "SIDE_TIMEOUT", "SideBuild", "spare_cpu", "usable_cpus", "worth_a_side_build"]
