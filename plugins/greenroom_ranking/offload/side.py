@@ -47,16 +47,23 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+SPARE = 0.5
+"""CPUs the last minute's load must leave free (this process's own load included, about
+one while it builds): half of one, so that a benchmark running one process after another
+(a load of about one, and a little more) still counts a second CPU as spare."""
+
+
 def spare_cpu() -> bool:
     """Whether a CPU is free for a child now: two or more usable, and the load of the last
-    minute (this process's own included) leaves one. On a busy machine a child would only
-    take turns with this process, and the first search would take longer, not less."""
+    minute leaves ``SPARE``. On a busy machine a child would only take turns with this
+    process, and the first search would take longer, not less (2x at a load of 3.3 on two
+    CPUs, measured with ``benchmarks/side_build.py``)."""
     cpus = usable_cpus()
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # not available here: judged on the CPUs alone
         load = 0.0
-    return cpus >= 2 and cpus - load >= 1.0
+    return cpus >= 2 and cpus - load >= SPARE
 
 
 def worth_a_side_build(tools: int, min_tools: int) -> bool:
