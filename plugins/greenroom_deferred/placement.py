@@ -62,18 +62,19 @@ def initial(
     tool: ToolDescriptor,
     config: DeferredConfig,
     grouped: Collection[str],
-    shared: dict[tuple[Mode, PlacementSource, str], Placement] | None = None,
+    shared: dict[tuple[Mode, str], Placement] | None = None,
 ) -> Placement:
     """A tool's placement by the config and its owner, before thresholds and priors.
     ``shared`` hands out one ``Placement`` per distinct value (they are frozen): a
     session over 100,000 tools holds a few hundred, not one per tool."""
     name = tool.name
+    policy = tool.deferrable
     mode: Mode
     if name in config.never_defer:
         mode, source, detail = "eager", PlacementSource.NEVER_DEFER, "never_defer"
-    elif tool.deferrable == "never":
+    elif policy == "never":
         mode, source, detail = "eager", PlacementSource.POLICY_NEVER, "policy never"
-    elif tool.deferrable == "always":
+    elif policy == "always":
         mode, source, detail = "deferred", PlacementSource.POLICY_ALWAYS, "policy always"
     else:
         rule = next((r for r in config.rules if matches(r.tool, name)), None) if config.rules else None
@@ -85,9 +86,11 @@ def initial(
             mode, source, detail = config.default_mode, PlacementSource.DEFAULT, "default"
     if shared is None:
         return Placement(mode, source, detail)
-    key = (mode, source, detail)
+    # keyed without the source: an enum hashes in Python, and this runs once per tool; the
+    # words name the source (each source has its own), and the check keeps it exact if not
+    key = (mode, detail)
     found = shared.get(key)
-    if found is None:
+    if found is None or found.source is not source:
         found = shared[key] = Placement(mode, source, detail)
     return found
 
@@ -156,7 +159,7 @@ def place(
     for at the last revision) exactly those tools start eager by priors; else (a
     revision) the tools whose prior clears their breakeven, and those of ``kept`` (eager
     before) whose prior is above ``KEEP_SHARE`` of it."""
-    shared: dict[tuple[Mode, PlacementSource, str], Placement] = {}
+    shared: dict[tuple[Mode, str], Placement] = {}
     modes: dict[str, Placement] = {}
     would_defer: list[ToolDescriptor] = []
     for d in catalog:

@@ -105,11 +105,12 @@ class Strategy:
         hit = self._eager.lookup((st, given), st.revision)
         if hit is None:
             placed = st.modes.get  # inlined ``st.is_deferred``: this runs once per tool
+            # the placement first: most tools of a large catalog are deferred, and that ends it
             out = [
-                d for d in given if d.name not in OWN_TOOLS and ((p := placed(d.name)) is None or p.mode != "deferred")
+                d for d in given if ((p := placed(d.name)) is None or p.mode != "deferred") and d.name not in OWN_TOOLS
             ]
-            # an eager tool the request has is in ``out`` already (the plugin's own aside):
-            # the names to leave out are those few, not a set of every tool given
+            # an eager tool the request has is in ``out`` already (the plugin's own aside): a
+            # set of the names in ``out``, not of every tool given, tells the ones it lacks
             sent = {d.name for d in out}
             waiting = [n for n, p in st.modes.items() if p.mode == "eager" and n not in sent and n not in OWN_TOOLS]
             out += [d for d in (find_descriptor(ctx, n) for n in waiting) if d is not None]
