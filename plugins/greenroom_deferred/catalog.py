@@ -11,6 +11,7 @@ and the session's ``DeferralState.revision``, so a search or a step does not wal
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 
 from greenroom import RunContext, ToolDescriptor
 from greenroom.kit import IdentityMemo
@@ -61,8 +62,16 @@ def grouped_names(ctx: RunContext, *, deferred_only: bool = False) -> frozenset[
     catalog = ctx.catalog()
     hit = _grouped.lookup((catalog,))
     if hit is None:
-        every = frozenset(d.name for g in ctx.groups.values() for d in g.known)
-        deferring = frozenset(d.name for g in ctx.groups.values() if g.defer for d in g.known)
+        groups = ctx.groups.values()
+        # a view's ``tool_names`` are its known tools' names: gathered at C speed, without
+        # visiting 100,000 descriptors; and when every group defers (MCP servers do), the
+        # two sets are one
+        every = frozenset(chain.from_iterable(g.tool_names for g in groups))
+        deferring = (
+            every
+            if all(g.defer for g in groups)
+            else frozenset(chain.from_iterable(g.tool_names for g in groups if g.defer))
+        )
         hit = (_grouped.put((catalog,), (every, deferring)),)
     return hit[0][1] if deferred_only else hit[0][0]
 

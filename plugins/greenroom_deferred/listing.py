@@ -84,6 +84,8 @@ def _surely_too_long(
 class _Section:
     """One group of the structured listing: its line, its names, the names shown."""
 
+    __slots__ = ("cost", "extra", "line", "names", "next", "shown")  # thousands at 100,000 tools
+
     def __init__(self, line: str, names: Sequence[str], extra: str = "") -> None:
         self.line = line
         self.names = names

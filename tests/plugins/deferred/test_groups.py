@@ -277,3 +277,36 @@ def test_a_user_tool_named_like_a_plugin_tool_is_a_clear_error() -> None:
             groups=[ToolGroup("billing", "Billing", "", Loader())],
             host=make_plugin_host(records=[], extra=[plugin]),
         )
+
+
+@pytest.mark.anyio
+async def test_only_the_tools_of_deferring_groups_are_placed_as_group_tools() -> None:
+    from greenroom_deferred import PlacementSource
+
+    def descriptors(prefix: str) -> list[ToolDescriptor]:
+        return [ToolDescriptor(f"{prefix}_{n}", f"{n.capitalize()} a {prefix} record.", PARAMS) for n in ("get", "put")]
+
+    deferring = ToolGroup("billing", "Billing", "Invoices.", Loader(), known=descriptors("billing"))
+    eager = ToolGroup("crm", "CRM", "Contacts.", Loader(), known=descriptors("crm"), defer=False)
+    loose = [tool(lambda text: text, name=f"echo{i}", description="Echo.") for i in range(3)]
+    rt = Runtime(
+        model=ScriptedModel([{"text": "ok"}]),
+        tools=loose,
+        groups=[deferring, eager],
+        host=make_plugin_host(
+            records=[], extra=[DeferredToolsPlugin(DeferredConfig(enabled=True, default_mode="eager"))]
+        ),
+        agent=AgentConfig(max_steps=2),
+    )
+    session = rt.session()
+    request = await rt.preview(session)
+    modes = session.state[DeferralState].modes
+    assert {n: (p.mode, p.source) for n, p in modes.items() if n.startswith(("billing", "crm"))} == {
+        "billing_get": ("deferred", PlacementSource.GROUP),
+        "billing_put": ("deferred", PlacementSource.GROUP),
+        "crm_get": ("eager", PlacementSource.DEFAULT),
+        "crm_put": ("eager", PlacementSource.DEFAULT),
+    }
+    # the group section names every group's tools, so no tool of either is listed again
+    assert request.system_text.count("billing_get") == 1 and request.system_text.count("crm_get") == 1
+    assert {"crm_get", "crm_put"} <= {d.name for d in request.tools}
