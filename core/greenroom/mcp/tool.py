@@ -79,15 +79,17 @@ async def take_slot(server: McpServer) -> str | None:
 class McpTool:
     """A tool of an MCP server, as greenroom's ``Tool``; it calls the server that made it."""
 
-    def __init__(self, server: McpServer, spec: McpToolSpec, name: str) -> None:
+    def __init__(self, server: McpServer, spec: McpToolSpec, name: str, group: str | None = None) -> None:
+        """``group``: the server's ``group_id``, when the caller has it (one string for a
+        listing's tools, not one each)."""
         self.server = server
         self.spec = spec
         self._descriptor = ToolDescriptor(
             name=name,
             description=spec.description,
             parameters=tool_parameters(spec.input_schema),
-            group=server.group_id,
-            problem=spec.problem,
+            group=server.group_id if group is None else group,
+            problem=None if spec.fault is None else spec.problem,
         )
 
     @property
@@ -149,19 +151,22 @@ class ListedTools:
             return self._named(server, listing, namer)
 
     def _named(self, server: McpServer, listing: McpListing, namer: ToolNamer) -> list[McpTool]:
-        tools = []
+        tools: list[McpTool] = []
+        names: list[str] = []
         seen: dict[str, int] = {}
-        naming = server.config.naming
+        naming, owner, group, name_of = server.config.naming, server.name, server.group_id, namer.name
         for spec in listing.tools:
             # a name listed twice is two tools (the namer gives the copy a suffix), not one lost
             n = seen[spec.name] = seen.get(spec.name, 0) + 1
-            tools.append(McpTool(server, spec, namer.name(server.name, spec.name, naming, n)))
+            name = name_of(owner, spec.name, naming, n)
+            names.append(name)
+            tools.append(McpTool(server, spec, name, group))
         catalog = listing.catalog
         if catalog is not None:
             h = hashlib.blake2b(digest_size=20)
-            h.update(f"{listing.digest}\n{server.group_id}\n".encode("utf-8", "surrogatepass"))
-            for tool in tools:
-                h.update(tool.descriptor.name.encode("utf-8", "surrogatepass") + b"\n")
+            h.update(f"{listing.digest}\n{group}\n".encode("utf-8", "surrogatepass"))
+            if names:  # each name and its newline, as one update
+                h.update(("\n".join(names) + "\n").encode("utf-8", "surrogatepass"))
             catalog.descriptors = [t.descriptor for t in tools]
             digest = f"mcp-listing.{h.hexdigest()}"
             if catalog.digest != digest:
