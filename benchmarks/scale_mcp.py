@@ -11,6 +11,8 @@ peak RSS a parent reaps counts its children's too).
 Measured in new processes (``scale_process.run_child``: wall time and peak RSS), every
 figure also as a ratio against the smallest size of the same run:
 
+- the server alone (a bare JSON-RPC client lists it), and the server with the SDK's own
+  client (``ClientSession.list_tools``, no greenroom): what a run cannot go below;
 - ``greenroom run CONFIG hi`` with the scripted model answering at once, and making one
   ToolSearch first; cold (a fresh ``GREENROOM_HOME``: no listing cache, so the server is
   started and listed) and warm (the same home after one run);
@@ -20,10 +22,11 @@ figure also as a ratio against the smallest size of the same run:
 
 ``--compare TREE`` runs every child a second time, in turns, with ``PYTHONPATH`` set to
 ``TREE/core:TREE/plugins`` (a ``git worktree`` of an earlier commit): "before" and "after"
-in the same run.
+in the same run. ``--now TREE`` does the same for "now" (a tree with one change only,
+when others are in progress in the checkout).
 
     python benchmarks/scale_mcp.py [--sizes 1000,10000,100000] [--quick] [--json [PATH]]
-                                   [--compare /tmp/wt-before] [--page-size 1000]
+                                   [--compare /tmp/wt-before] [--now /tmp/wt-after] [--page-size 1000]
 """
 
 from __future__ import annotations
@@ -137,6 +140,44 @@ def server_alone(catalog: Path, page_size: int, repeat: int) -> dict[str, Any]:
     return {"ms": statistics.median(times) * 1000, "tools": listed}
 
 
+def sdk_list(catalog: Path, page_size: int) -> None:
+    """``--sdk-list``: the server started, initialised and listed to its last page by the
+    SDK's own client (``ClientSession.list_tools``, no greenroom); prints the seconds."""
+    import anyio
+    import mcp_types as types
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    args = [str(Path(__file__).resolve()), "--serve", str(catalog), "--page-size", str(page_size)]
+    server = StdioServerParameters(command=sys.executable, args=args)
+
+    async def main() -> tuple[float, int]:
+        started = time.perf_counter()
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            cursor, listed = None, 0
+            for _ in range(1_000_000):
+                page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+                listed += len(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            return time.perf_counter() - started, listed
+
+    seconds, listed = anyio.run(main)
+    print(json.dumps({"seconds": seconds, "tools": listed}))
+
+
+def sdk_alone(catalog: Path, page_size: int, repeat: int) -> dict[str, Any]:
+    """The server and the SDK's client: ``sdk_list`` in a new process (timed from before
+    the server starts, so without the client's imports); medians."""
+    import subprocess
+
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--sdk-list", str(catalog), "--page-size", str(page_size)]
+    got = [json.loads(subprocess.run(cmd, capture_output=True, check=True, timeout=900).stdout) for _ in range(repeat)]
+    return {"ms": statistics.median(g["seconds"] for g in got) * 1000, "tools": got[0]["tools"]}
+
+
 def _env(home: str, tree: str | None) -> dict[str, str]:
     env = {**os.environ, "GREENROOM_HOME": home, "COLUMNS": "80", "NO_COLOR": "1"}
     if tree:
@@ -231,6 +272,10 @@ def measure(sizes: list[int], repeat: int, page_size: int, trees: dict[str, str 
             results.setdefault("server_alone", {})[str(size)] = attempt(
                 functools.partial(server_alone, catalog.path, page_size, repeat)
             )
+            say(f"{size:,} tools: the server and the SDK's client alone")
+            results.setdefault("sdk_alone", {})[str(size)] = attempt(
+                functools.partial(sdk_alone, catalog.path, page_size, repeat)
+            )
             for variant, tree in trees.items():  # in turns: load on the machine hits both alike
                 say(f"{size:,} tools, {variant}: run, answering at once")
                 part.setdefault(variant, {})["run"] = attempt(functools.partial(runs, answer, repeat, tree))
@@ -298,8 +343,13 @@ def tables(results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]
                 row += [f"{got['peak_mb']:,.0f}", str(got["exit"]), str(got["errors"]), str(got["warnings"])]
                 rows.append(row)
     out.append(("`greenroom config check`", header, rows))
-    alone = results.get("server_alone", {})
-    if alone:
+    for key, title in (
+        ("server_alone", "The server alone: started and listed by a bare JSON-RPC client"),
+        ("sdk_alone", "The server and the SDK's client alone: listed by ClientSession.list_tools, no greenroom"),
+    ):
+        alone = results.get(key, {})
+        if not alone:
+            continue
         rows = []
         for size in sizes:
             got = alone.get(size, {})
@@ -311,7 +361,7 @@ def tables(results: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]
                     _ratio(ms, alone.get(smallest, {}).get("ms")),
                 ]
             )
-        out.append(("The server alone: started and listed by a bare JSON-RPC client", ["tools", "ms", "x 1k"], rows))
+        out.append((title, ["tools", "ms", "x 1k"], rows))
     return out
 
 
@@ -336,6 +386,7 @@ def print_tables(results: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--serve", type=Path, metavar="CATALOG", help=argparse.SUPPRESS)
+    ap.add_argument("--sdk-list", type=Path, metavar="CATALOG", help=argparse.SUPPRESS)
     ap.add_argument("--page-size", type=int, default=1000, help="tools per tools/list page (default 1000)")
     ap.add_argument("--sizes", default="1000,10000,100000", help="comma-separated catalog sizes")
     ap.add_argument("--quick", action="store_true", help="one repetition: a smoke run, not figures to quote")
@@ -343,9 +394,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", nargs="?", const="-", metavar="PATH", help="write the results as JSON (-: stdout)")
     ap.add_argument("--load", type=Path, metavar="JSON", help="report the results of an earlier --json run")
     ap.add_argument("--compare", metavar="TREE", help="also run every child with TREE/core:TREE/plugins (before)")
+    ap.add_argument("--now", metavar="TREE", help="run the 'now' children with TREE/core:TREE/plugins too")
     args = ap.parse_args(argv)
     if args.serve:
         serve(args.serve, args.page_size)
+        return 0
+    if args.sdk_list:
+        sdk_list(args.sdk_list, args.page_size)
         return 0
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from scale_catalog import DATASETS, available
@@ -358,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sizes = [int(x.replace("_", "")) for x in args.sizes.split(",") if x.strip()]
         trees: dict[str, str | None] = {"before": args.compare} if args.compare else {}
-        trees["now"] = None
+        trees["now"] = args.now
         results = measure(sizes, 1 if args.quick else args.repeat, args.page_size, trees)
     if args.json and not args.load:
         text = json.dumps(results, indent=2)
