@@ -1,6 +1,6 @@
-"""Benchmark of the side build: a large corpus's first search, with its keyword index built
-by a child process beside the BM25 table (``parallel_build_min_tools``), against the same
-search with both built in this process, one after the other.
+"""Benchmark of the side build: a large corpus's first search, with its keyword index and
+the last quarter of its BM25 table built by a child process while this one builds the rest
+(``parallel_build_min_tools``), against the same search with everything built here.
 
 The catalog is the datasets' tools repeated under new names (``scale_catalog``) to
 ``--size`` tools. Each round builds a fresh engine (nothing shared, no disk store) and
@@ -35,6 +35,7 @@ from scale_catalog import available, build
 from greenroom import SearchQuery, ToolDescriptor
 from greenroom.tools.catalog import read_catalog
 from greenroom_ranking import RankingConfig, RankingEngine
+from greenroom_ranking.analysis.fields import tail_rows
 from greenroom_ranking.offload import side
 
 QUERY = "book a flight to paris"
@@ -44,8 +45,12 @@ def child_peak_mb(tools: Sequence[ToolDescriptor], folder: Path) -> float:
     """The child's peak memory on these tools' inputs: run by a small go-between process,
     since a child forked from this one counts this one's pages as its own until it execs."""
     inputs = folder / "inputs.pickle"
-    names = [t.name for t in tools]
-    inputs.write_bytes(pickle.dumps(("text", (names, [t.description for t in tools]), None)))
+    start = len(tools) - int(len(tools) * side.TAIL_SHARE)
+    jobs = [
+        ("bm25-tail", (start, *tail_rows(tools[start:], parameters=True)), None),
+        ("text", ([t.name for t in tools], [t.description for t in tools]), None),
+    ]
+    inputs.write_bytes(pickle.dumps(jobs))
     script = (
         "import resource, subprocess, sys; "
         f"subprocess.run({list(side.CHILD)!r}, stdin=open({str(inputs)!r}, 'rb'), "
@@ -62,7 +67,7 @@ def first_search(tools: Sequence[ToolDescriptor], side: bool) -> tuple[float, li
     start = time.perf_counter()
     found = engine.search(SearchQuery.parse(QUERY, max_results=10), tools)
     seconds = time.perf_counter() - start
-    if side and engine.cache.side_builds != {"text": 1}:
+    if side and engine.cache.side_builds != {"text": 1, "bm25": 1}:
         raise SystemExit("the side build did not run (one CPU?)")
     return seconds, [s.name for s in found]
 
@@ -95,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     table = Table(title=f"First search over {len(tools):,} tools, medians of {args.rounds}")
     for column in ("build", "first search s", "x in this process"):
         table.add_column(column, justify="right" if column != "build" else "left")
-    table.add_row("both in this process", f"{off:.2f}", "1.00x")
-    table.add_row("keyword index aside", f"{on:.2f}", f"{on / off:.2f}x")
+    table.add_row("everything in this process", f"{off:.2f}", "1.00x")
+    table.add_row("with a side build", f"{on:.2f}", f"{on / off:.2f}x")
     console.print(table)
     console.print(f"the child's peak memory: {child_mb:.0f} MB; the same answers: {answers[True] == answers[False]}")
     return 0 if answers[True] == answers[False] else 1

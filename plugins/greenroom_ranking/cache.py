@@ -38,7 +38,7 @@ from greenroom import ToolDescriptor
 from greenroom_ranking.config import RankingConfig
 from greenroom_ranking.corpus import CorpusText, RankingCorpus
 from greenroom_ranking.index import Index
-from greenroom_ranking.offload.side import SideBuild, worth_a_side_build
+from greenroom_ranking.offload.side import TAIL_SHARE, Job, SideBuild, SideJob, worth_a_side_build
 from greenroom_ranking.rankers import PARTS, RANKERS, Part
 from greenroom_ranking.store import IndexStore
 
@@ -274,35 +274,55 @@ class CorpusCache:
         return f"{name}:{corpus.digest}:{settings!r}" + ("" if name == "text" else f":{_tooling()}")
 
     def prebuild(self, corpus: RankingCorpus, rankers: Sequence[str]) -> None:
-        """Before a large corpus's first search: start the text part the rankers need in
-        a second process (``offload.side``) and build their other parts here meanwhile,
-        when neither this process nor the disk store holds them. A no-op for a corpus
-        below ``parallel_build_min_tools``, on one CPU, or searched before."""
+        """Before a large corpus's first search, when neither this process nor the disk
+        store holds the text part and another part the rankers need: start a side build
+        (``offload.side``) of the text part and of the last ``TAIL_SHARE`` of the BM25
+        table's tools, and build the other parts here meanwhile. A no-op for a corpus
+        below ``parallel_build_min_tools``, without a spare CPU, or searched before."""
         if corpus.prebuilt or not worth_a_side_build(len(corpus), self.config.parallel_build_min_tools):
             return
-        corpus.prebuilt = True
         needed = list(dict.fromkeys(p for r in rankers if r in RANKERS for p in RANKERS[r].parts))
         with corpus.lock:
+            if corpus.prebuilt:
+                return
+            corpus.prebuilt = True
             missing = [p for p in needed if self._missing(corpus, p)]
             if "text" not in missing or len(missing) < 2:  # nothing to build beside it
                 return
-            key = self._key(corpus, "text")
-            if key not in corpus.side:
-                store = (self.store.path, key) if self.config.index_cache else None
-                side = SideBuild.start("text", (corpus.names, [t.description for t in corpus.tools]), store)
-                if side is None:
-                    return
-                corpus.side[key] = side
+            jobs, keys = self._side_jobs(corpus, missing)
+            side = SideBuild.start(jobs)
+            if side is None:
+                return
+            for i, (key, start) in enumerate(keys):
+                corpus.side[key] = SideJob(side, i, start)
         try:
             for p in missing:
                 if p != "text":
                     self.part(corpus, p)
         except BaseException:
             with corpus.lock:
-                gone = corpus.side.pop(key, None)
-            if gone is not None:
-                gone.discard()
+                for key, _ in keys:
+                    corpus.side.pop(key, None)
+            side.discard()
             raise
+
+    def _side_jobs(self, corpus: RankingCorpus, missing: Sequence[str]) -> tuple[list[Job], list[tuple[str, int]]]:
+        """A side build's jobs, in the order this process takes them (the BM25 table's
+        tail first), and the part key and start of each."""
+        jobs: list[Job] = []
+        keys: list[tuple[str, int]] = []
+        c = self.config
+        if "bm25" in missing and c.bm25_document == "fields" and PARTS["bm25"].with_tail is not None:
+            from greenroom_ranking.analysis.fields import tail_rows
+
+            start = len(corpus) - int(len(corpus) * TAIL_SHARE)
+            jobs.append(Job("bm25-tail", (start, *tail_rows(corpus.tools[start:], parameters=c.index_parameters))))
+            keys.append((self._key(corpus, "bm25"), start))
+        key = self._key(corpus, "text")
+        store = (self.store.path, key) if c.index_cache else None
+        jobs.append(Job("text", (corpus.names, [t.description for t in corpus.tools]), store))
+        keys.append((key, 0))
+        return jobs, keys
 
     def _missing(self, corpus: RankingCorpus, name: str) -> bool:
         key = self._key(corpus, name)
@@ -327,7 +347,12 @@ class CorpusCache:
         start = time.perf_counter()
         side = corpus.side.pop(key, None)
         got = None
-        if side is not None:
+        if side is not None and side.start and spec.with_tail is not None:  # the part's last tools made aside
+            got = spec.with_tail(corpus, self.config, side)
+            if side.used:
+                self.side_builds[name] = self.side_builds.get(name, 0) + 1
+            side = None  # stored here, as a part built here is
+        elif side is not None:
             arrays = side.result()
             try:
                 got = None if arrays is None else spec.load(corpus, arrays)

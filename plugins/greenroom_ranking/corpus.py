@@ -23,7 +23,7 @@ import numpy as np
 from greenroom import ToolDescriptor
 from greenroom.kit import descriptors_digest
 from greenroom_ranking.offload.child import text_indexes
-from greenroom_ranking.offload.side import SideBuild
+from greenroom_ranking.offload.side import SideJob
 from greenroom_ranking.substrings import SubstringIndex
 
 DIGEST_VERSION = "greenroom-ranking-catalog-2"
@@ -49,7 +49,7 @@ class RankingCorpus:
         self.position: dict[str, int] = dict(zip(self.names, range(len(self.names)), strict=True))
         self.parts: dict[str, Any] = {}  # costly structures, by part key
         self.indexes: dict[tuple[Any, ...], Any] = {}  # rankers' indexes, by ranker and settings
-        self.side: dict[str, SideBuild] = {}  # parts being built by another process, by part key
+        self.side: dict[str, SideJob] = {}  # parts being built by another process, by part key
         self.prebuilt = False  # whether the parts its first search needs were started at once
         self.lock = threading.RLock()
 

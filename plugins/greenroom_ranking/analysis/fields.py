@@ -16,17 +16,17 @@ The table is built with numpy (no bm25s), in bm25s' layout, so the same scoring 
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from greenroom import ToolDescriptor
-from greenroom.kit import peek_schema
-from greenroom_ranking.analysis.words import cut
+from greenroom.kit import packed_schema, peek_schema
+from greenroom_ranking.analysis.occurrences import Words, occurrences
 from greenroom_ranking.config import FIELDS
 from greenroom_ranking.substrings import stable_order
-from greenroom_ranking.text import analyze_chunks
 
 DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
     "name": 2.0,
@@ -86,22 +86,21 @@ def _properties(
                     _properties(sub, names, descriptions, enums, depth + 1)
 
 
-def tool_fields(tool: ToolDescriptor, *, parameters: bool = True) -> tuple[str, ...]:
-    """The texts of a tool's fields, in ``FIELDS`` order (identifiers are split later, by
-    the analyser)."""
+def fields_of(name: str, description: str, schema: Any, group: str | None) -> tuple[str, ...]:
+    """The texts of a tool's fields, in ``FIELDS`` order, from its parts (``schema``: the
+    parameter schema to walk, or None); identifiers are split later, by the analyser."""
     names: list[str] = []
     descriptions: list[str] = []
     enums: list[str] = []
-    if parameters:
-        _walk(peek_schema(tool.parameters), names, descriptions, enums)  # one read per tool: nothing kept
-    return (
-        tool.name,
-        tool.description,
-        "\n".join(names),
-        "\n".join(descriptions),
-        "\n".join(enums),
-        tool.group or "",
-    )
+    if schema is not None:
+        _walk(schema, names, descriptions, enums)
+    return (name, description, "\n".join(names), "\n".join(descriptions), "\n".join(enums), group or "")
+
+
+def tool_fields(tool: ToolDescriptor, *, parameters: bool = True) -> tuple[str, ...]:
+    """The texts of a tool's fields (``fields_of``)."""
+    # one read per tool: nothing kept
+    return fields_of(tool.name, tool.description, peek_schema(tool.parameters) if parameters else None, tool.group)
 
 
 Postings = tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]
@@ -261,91 +260,109 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
     return whole
 
 
-BATCH = 2048
-"""Tools whose texts are cut into words at once: the words of 100,000 tools as Python
-strings would take about 240 MB, and would pin the memory of the strings kept among them."""
+class Tail(Protocol):
+    """The occurrences of a catalog's last tools, from ``start`` on, made elsewhere (a side
+    build running ``tail_occurrences``); ``result`` is None when they could not be."""
 
+    start: int
+    used: bool  # set once the tail is taken in
 
-class _Ids(dict[bytes, int]):
-    """Distinct words (chunks) by id in order of first sight: a word not seen before gets
-    the next id on lookup, and waits in ``new`` for its analysis, so a batch's words
-    become ids in one C-level pass."""
-
-    def __init__(self) -> None:
-        super().__init__({b"\x1f": 0})
-        self.new: list[bytes] = []
-
-    def __missing__(self, chunk: bytes) -> int:
-        self[chunk] = got = len(self)
-        self.new.append(chunk)
-        return got
-
-
-class _Words:
-    """Distinct words (chunks) in order of first sight, each analysed once, and the
-    token ids their analysis gives (ids in order of first sight too)."""
-
-    def __init__(self, dtype: type[np.signedinteger[Any]]) -> None:
-        self.ids = _Ids()
-        self.vocab: dict[str, int] = {}
-        # per chunk, its tokens' count and where they start in ``tokens``: arrays grown
-        # once per batch, as converting whole lists each batch grows with the catalog
-        self.count = np.zeros(1, dtype=np.int64)  # the separator has none
-        self.start = np.zeros(1, dtype=np.int64)
-        self.tokens = np.zeros(0, dtype=dtype)
-
-    def of(self, pieces: list[bytes]) -> np.ndarray:
-        """The chunk id of each piece, the chunks first seen here analysed."""
-        ids = np.fromiter(map(self.ids.__getitem__, pieces), dtype=np.int64, count=len(pieces))
-        new, self.ids.new = self.ids.new, []
-        if new:
-            vocab = self.vocab
-            # one string at a time, dropped once analysed: no copy of every new word held
-            analysed = analyze_chunks((chunk.decode() for chunk in new), joined=True)
-            count = np.fromiter(map(len, analysed), dtype=np.int64, count=len(analysed))
-            total = int(count.sum())
-            tokens = np.fromiter(
-                (vocab.setdefault(t, len(vocab)) for chunk in analysed for t in chunk), dtype=np.int64, count=total
-            )
-            self.start = np.concatenate([self.start, self.tokens.size + np.cumsum(count) - count])
-            self.count = np.concatenate([self.count, count])
-            self.tokens = np.concatenate([self.tokens, tokens.astype(self.tokens.dtype)])
-        return ids
+    def result(self) -> Mapping[str, np.ndarray] | None: ...
 
 
 def fielded_postings(
-    tools: Iterable[ToolDescriptor], weights: Sequence[float], k1: float, b: float, *, parameters: bool
+    tools: Iterable[ToolDescriptor],
+    weights: Sequence[float],
+    k1: float,
+    b: float,
+    *,
+    parameters: bool,
+    tail: Tail | None = None,
 ) -> tuple[int, Postings]:
     """The catalog's BM25F postings (``occurrence_postings``) and its size.
 
-    Built for large catalogs, ``BATCH`` tools at a time: their fields' texts are cut
-    into words at once (``cut``); each distinct word is analysed once (``analyze_chunks``),
-    and every occurrence becomes token ids by numpy indexing, so the Python work is per
-    distinct word, not per word of the catalog, and what is kept per occurrence is two
-    32-bit integers."""
+    Built for large catalogs, ``BATCH`` tools at a time (``analysis.occurrences``), so the
+    Python work is per distinct word, not per word of the catalog, and what is kept per
+    occurrence is two 32-bit integers. With ``tail``, the tools from ``tail.start`` on
+    are another process's work, taken in once this one has done the others (and done
+    here if the tail failed): the same postings either way."""
     width = len(FIELDS)
     tools = tools if isinstance(tools, Sequence) else list(tools)
-    wide = np.int64 if len(tools) * width >= 2**31 else np.int32
-    words = _Words(wide)
-    slots: list[np.ndarray] = []
-    tokens: list[np.ndarray] = []
-    for first in range(0, len(tools), BATCH):
-        batch = tools[first : first + BATCH]
-        pieces = cut([text for tool in batch for text in tool_fields(tool, parameters=parameters)])  # emptied
-        ids = words.of(pieces)
-        del pieces
-        slot_of = np.cumsum(ids == 0, dtype=wide)  # each piece's text: the separators before it
-        slot_of += first * width
-        count = words.count[ids]  # a separator has no tokens, so the repeats below drop it
-        total = int(count.sum())
-        starts = words.start[ids] - (np.cumsum(count) - count)
-        at = np.repeat(starts, count) + np.arange(total, dtype=np.int64)
-        tokens.append(words.tokens[at])
-        slots.append(np.repeat(slot_of, count))
+    n = len(tools)
+    wide = np.int64 if n * width >= 2**31 else np.int32
+    words = Words(wide)
+    split = tail.start if tail is not None and 0 < tail.start < n else n
+    slots, tokens = occurrences((tool_fields(t, parameters=parameters) for t in tools[:split]), 0, width, words)
+    if split < n:
+        assert tail is not None  # split < n only with one
+        taken = _taken_in(tail.result(), words, split, n, width)
+        tail.used = taken is not None
+        if taken is None:  # built here after all, from where this process stopped
+            taken = occurrences((tool_fields(t, parameters=parameters) for t in tools[split:]), split, width, words)
+        slots += taken[0]
+        tokens += taken[1]
     held = [np.concatenate(parts) if parts else np.zeros(0, wide) for parts in (slots, tokens)]
     del slots, tokens
     vocab = words.vocab
-    return len(tools), (vocab, *_postings(held, len(tools), len(vocab), width, weights, k1, b))
+    return n, (vocab, *_postings(held, n, len(vocab), width, weights, k1, b))
+
+
+def tail_rows(tools: Sequence[ToolDescriptor], *, parameters: bool) -> tuple[list[Any], ...]:
+    """What ``tail_occurrences`` is given for ``tools``, by column: names, descriptions,
+    schemas (a catalog's packed bytes as they are, for the same Python to read) and groups."""
+    schemas = [(packed_schema(t.parameters) or dict(peek_schema(t.parameters))) if parameters else None for t in tools]
+    return [t.name for t in tools], [t.description for t in tools], schemas, [t.group for t in tools]
+
+
+def tail_occurrences(
+    start: int, names: list[str], descriptions: list[str], schemas: list[Any], groups: list[str | None]
+) -> dict[str, np.ndarray]:
+    """The occurrences of tools ``start, start + 1, ...`` (``tail_rows``), with token ids of
+    their own and the tokens they stand for, in id order (``vocab``, joined by newlines)."""
+    words = Words(np.int64)
+    fields = (
+        fields_of(name, description, marshal.loads(schema) if type(schema) is bytes else schema, group)
+        for name, description, schema, group in zip(names, descriptions, schemas, groups, strict=True)
+    )
+    slots, tokens = occurrences(fields, start, len(FIELDS), words)
+    vocab = "\n".join(words.vocab).encode("utf-8", "surrogatepass")
+    return {
+        "slots": np.concatenate(slots) if slots else np.zeros(0, np.int64),
+        "tokens": np.concatenate(tokens) if tokens else np.zeros(0, np.int64),
+        "vocab": np.frombuffer(vocab, dtype=np.uint8),
+        "size": np.asarray([len(words.vocab)], dtype=np.int64),
+    }
+
+
+def _taken_in(
+    answer: Mapping[str, np.ndarray] | None, words: Words, start: int, n: int, width: int
+) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
+    """A tail's occurrences with this process's token ids (its new tokens added to
+    ``words.vocab`` in the tail's order, which is the order this process would have seen
+    them in), or None, ``words`` untouched, when the answer does not hold together."""
+    if answer is None:
+        return None
+    try:
+        slots, tokens, raw, size = (answer[k] for k in ("slots", "tokens", "vocab", "size"))
+        vocab = raw.tobytes().decode("utf-8", "surrogatepass").split("\n") if len(raw) else []
+    except (KeyError, UnicodeDecodeError):
+        return None
+    if size.shape != (1,) or slots.dtype.kind != "i" or tokens.dtype.kind != "i":
+        return None
+    if len(vocab) != int(size[0]) or slots.shape != tokens.shape or slots.ndim != 1:
+        return None
+    if slots.size and (
+        int(slots.min()) < start * width
+        or int(slots.max()) >= n * width
+        or int(tokens.min()) < 0
+        or int(tokens.max()) >= len(vocab)
+        or bool(np.any(slots[1:] < slots[:-1]))
+    ):
+        return None
+    mine = words.vocab
+    wide = words.tokens.dtype.type
+    renumbered = np.fromiter((mine.setdefault(t, len(mine)) for t in vocab), dtype=wide, count=len(vocab))
+    return [slots.astype(wide, copy=False)], [renumbered[tokens]]
 
 
 def field_weights(given: Mapping[str, float]) -> tuple[float, ...]:

@@ -1,11 +1,11 @@
-"""The child process of a side build: reads a task, its inputs and where to store its
-arrays on stdin, writes the arrays (and whether it stored them) on stdout, all pickled:
-its parent is the only other end of the pipes.
+"""The child process of a side build: reads its jobs on stdin (each a task, its inputs,
+and where to store its arrays, if anywhere), and writes each job's arrays (and whether it
+stored them) on stdout in turn, all pickled: its parent is the only other end of the pipes.
 
-It imports numpy and the substring index (and the index store, to write them): it is
-started while its parent builds another part, and starts in about 0.2 s.
+It imports numpy and the substring index, and what a job needs besides (the index store,
+the BM25F analysers): it is started while its parent builds, and starts in about 0.2 s.
 
-    python -m greenroom_ranking.offload.child < task > arrays
+    python -m greenroom_ranking.offload.child < jobs > answers
 """
 
 from __future__ import annotations
@@ -37,21 +37,31 @@ def text_arrays(names: Sequence[str], descriptions: Sequence[str]) -> dict[str, 
     return {**name_index.to_arrays("name"), **description_index.to_arrays("description")}
 
 
-TASKS: dict[str, Callable[..., dict[str, np.ndarray]]] = {"text": text_arrays}
-"""What a side build can make, by part name, from the inputs its parent sends."""
+def _bm25_tail(*inputs: Any) -> dict[str, np.ndarray]:
+    # imported here: a child that builds the text part only never loads the analysers
+    from greenroom_ranking.analysis.fields import tail_occurrences
+
+    return tail_occurrences(*inputs)
+
+
+TASKS: dict[str, Callable[..., dict[str, np.ndarray]]] = {"text": text_arrays, "bm25-tail": _bm25_tail}
+"""What a side build can make, by name, from the inputs its parent sends."""
 
 
 def main() -> int:
-    task, inputs, store = pickle.load(sys.stdin.buffer)
-    arrays: Any = TASKS[task](*inputs)
-    stored = False
-    if store is not None:  # written before the answer: the parent's build lock covers the write
-        from greenroom_ranking.store import IndexStore
+    jobs = pickle.load(sys.stdin.buffer)
+    for task, inputs, store in jobs:
+        arrays: Any = TASKS[task](*inputs)
+        stored = False
+        if store is not None:  # written before the answer: the parent's build lock covers the write
+            from greenroom_ranking.store import IndexStore
 
-        folder, key = store
-        stored = IndexStore(Path(folder)).save(key, arrays)
-    pickle.dump((arrays, stored), sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
-    sys.stdout.buffer.flush()
+            folder, key = store
+            stored = IndexStore(Path(folder)).save(key, arrays)
+        # each answer in turn: the parent reads it when it needs it, and this waits till then
+        pickle.dump((arrays, stored), sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
+        sys.stdout.buffer.flush()
+        del arrays
     return 0
 
 

@@ -22,14 +22,19 @@ import pickle
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 
 log = logging.getLogger("greenroom_ranking")
+
+TAIL_SHARE = 0.25
+"""Of the BM25 table's tools, the last share whose occurrences the side build makes
+(before the text part): what keeps the child about as busy as this process on two CPUs
+(the text part takes about a third of the table's time)."""
 
 SIDE_TIMEOUT = 120.0
 """Seconds a side build may take before its part is built in this process instead (a
@@ -72,24 +77,29 @@ def worth_a_side_build(tools: int, min_tools: int) -> bool:
     return 0 < min_tools <= tools and spare_cpu()
 
 
-class SideBuild:
-    """One part being built by a child process; ``result`` waits for its arrays.
+@attrs.frozen
+class Job:
+    """One part for a child to build: its task (``child.TASKS``), the task's inputs, and
+    the ``IndexStore`` folder and key to write its arrays to, if any."""
 
-    Neither the inputs nor the answer are held whole as bytes: the inputs are pickled
-    straight into the child's stdin, and the answer is read only when asked for (the
+    task: str
+    inputs: tuple[Any, ...]
+    store: tuple[Path, str] | None = None
+
+
+class SideBuild:
+    """Parts being built by one child process, in order; ``result`` waits for one.
+
+    Neither the inputs nor the answers are held whole as bytes: the inputs are pickled
+    straight into the child's stdin, and each answer is read only when asked for (the
     child waits with it meanwhile), so a side build adds nothing to this process's peak
     while it builds the other parts."""
 
-    def __init__(
-        self,
-        task: str,
-        inputs: Sequence[Any],
-        store: tuple[Path, str] | None = None,
-        command: Sequence[str] | None = None,
-    ) -> None:
-        self.task = task
-        self.stored = False  # whether the child wrote the arrays to the index store
-        self._arrays: Any = None
+    def __init__(self, jobs: Sequence[Job], command: Sequence[str] | None = None) -> None:
+        self.jobs = tuple(jobs)
+        self.stored = [False] * len(self.jobs)  # whether the child wrote each job's arrays to the store
+        self._answers: dict[int, Any] = {}  # read, not yet taken
+        self._next = 0  # the next answer on the pipe
         self._failed: str | None = None
         env = dict(os.environ)
         # the child imports what this process imports, from where this process found it
@@ -97,32 +107,21 @@ class SideBuild:
         self._proc = subprocess.Popen(
             list(command or CHILD), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
         )
+        message = [(j.task, j.inputs, None if j.store is None else (str(j.store[0]), j.store[1])) for j in self.jobs]
         # a thread feeds the child while this one builds (it waits on the pipe without the GIL)
-        self._feeder = threading.Thread(
-            target=self._feed,
-            args=((task, tuple(inputs), None if store is None else (str(store[0]), store[1])),),
-            name="greenroom-side-build",
-            daemon=True,
-        )
+        self._feeder = threading.Thread(target=self._feed, args=(message,), name="greenroom-side-build", daemon=True)
         self._feeder.start()
 
     @classmethod
-    def start(
-        cls,
-        task: str,
-        inputs: Sequence[Any],
-        store: tuple[Path, str] | None = None,
-        command: Sequence[str] | None = None,
-    ) -> SideBuild | None:
-        """A side build under way, or None when no child could be started. With ``store``
-        (an ``IndexStore`` folder and key), the child also writes its arrays there."""
+    def start(cls, jobs: Sequence[Job], command: Sequence[str] | None = None) -> SideBuild | None:
+        """A side build under way, or None when no child could be started."""
         try:
-            return cls(task, inputs, store, command)
+            return cls(jobs, command)
         except Exception as exc:  # no executable, no pipes, a process limit: built here instead
-            log.debug("side build of %s not started: %s", task, exc)
+            log.debug("side build of %s not started: %s", ", ".join(j.task for j in jobs), exc)
             return None
 
-    def _feed(self, message: tuple[str, tuple[Any, ...], tuple[str, str] | None]) -> None:
+    def _feed(self, message: list[tuple[str, tuple[Any, ...], tuple[str, str] | None]]) -> None:
         stdin = self._proc.stdin
         assert stdin is not None  # opened as a pipe
         try:
@@ -131,41 +130,44 @@ class SideBuild:
         except Exception as exc:  # a broken pipe: the child ended early
             self._failed = f"its inputs could not be sent: {exc!r}"
 
-    def _read(self) -> None:
+    def _read(self, job: int) -> None:
         stdout = self._proc.stdout
         assert stdout is not None  # opened as a pipe
         try:
-            with stdout:
-                self._arrays, self.stored = pickle.load(stdout)
-        except Exception as exc:  # the child failed (nothing written) or was stopped
+            while self._next <= job:
+                self._answers[self._next] = pickle.load(stdout)
+                self._next += 1
+        except Exception as exc:  # the child failed (nothing more written) or was stopped
             self._failed = self._failed or f"no answer: {exc!r}"
-        if self._proc.wait() != 0:
-            self._failed = self._failed or f"the child exited with {self._proc.returncode}"
-            self._arrays = None
+        if self._failed is not None or self._next == len(self.jobs):
+            stdout.close()
+            if self._proc.wait() != 0 and self._failed is None and self._next < len(self.jobs):
+                self._failed = f"the child exited with {self._proc.returncode}"
 
-    def result(self, timeout: float | None = None) -> dict[str, np.ndarray] | None:
-        """The part's arrays, or None (the reason logged) when the child failed or took
-        longer than ``timeout`` (``SIDE_TIMEOUT``); the child is gone either way."""
-        timeout = SIDE_TIMEOUT if timeout is None else timeout
-        reader = threading.Thread(target=self._read, name="greenroom-side-build", daemon=True)
-        reader.start()
-        deadline = time.monotonic() + timeout
-        for thread in (self._feeder, reader):
-            thread.join(max(0.0, deadline - time.monotonic()))
-        if reader.is_alive():
-            self.cancel()
-            reader.join()  # the pipe closes with the child: the read ends at once
-            log.debug("side build of %s took over %.0f s: built here instead", self.task, timeout)
+    def result(self, job: int, timeout: float | None = None) -> dict[str, np.ndarray] | None:
+        """Job ``job``'s arrays, or None (the reason logged) when the child failed or took
+        longer than ``timeout`` (``SIDE_TIMEOUT``); after a failure, the child is gone."""
+        task = self.jobs[job].task
+        if job not in self._answers and self._failed is None:
+            reader = threading.Thread(target=self._read, args=(job,), name="greenroom-side-build", daemon=True)
+            reader.start()
+            reader.join(SIDE_TIMEOUT if timeout is None else timeout)
+            if reader.is_alive():
+                self.cancel()
+                reader.join()  # the pipe closes with the child: the read ends at once
+                log.debug("side build of %s took too long: built here instead", task)
+                return None
+        answer = self._answers.pop(job, None)
+        if answer is None:
+            log.debug("side build of %s failed: %s", task, self._failed)
             return None
-        arrays, self._arrays = self._arrays, None
-        if self._failed is not None:
-            log.debug("side build of %s failed: %s", self.task, self._failed)
-            return None
+        arrays, stored = answer if isinstance(answer, tuple) and len(answer) == 2 else (None, False)
         if not isinstance(arrays, dict) or not all(
             isinstance(k, str) and isinstance(v, np.ndarray) for k, v in arrays.items()
         ):
-            log.debug("side build of %s answered something other than arrays", self.task)
+            log.debug("side build of %s answered something other than arrays", task)
             return None
+        self.stored[job] = stored is True
         return arrays
 
     def cancel(self) -> None:
@@ -176,10 +178,40 @@ class SideBuild:
             pass
 
     def discard(self) -> None:
-        """Stop the child and let it go (a part no longer wanted): its pipes closed, and
+        """Stop the child and let it go (parts no longer wanted): its pipes closed, and
         the process waited for, at once, since it is stopped."""
         self.cancel()
-        self.result(timeout=5.0)
+        if self._next < len(self.jobs) and self._failed is None:
+            self.result(len(self.jobs) - 1, timeout=5.0)
 
 
-__all__ = ["CHILD", "SIDE_TIMEOUT", "SideBuild", "spare_cpu", "usable_cpus", "worth_a_side_build"]
+@attrs.define
+class SideJob:
+    """A part's job in a side build (what ``RankingCorpus.side`` holds, by part key):
+    ``start`` is where a job that builds the tail of a part begins (0: the whole part);
+    ``used``, whether the part took that tail in (``analysis.fields.Tail``)."""
+
+    build: SideBuild
+    index: int
+    start: int = 0
+    used: bool = False
+
+    def result(self) -> dict[str, np.ndarray] | None:
+        return self.build.result(self.index)
+
+    @property
+    def stored(self) -> bool:
+        return self.build.stored[self.index]
+
+
+__all__ = [
+    "CHILD",
+    "SIDE_TIMEOUT",
+    "TAIL_SHARE",
+    "Job",
+    "SideBuild",
+    "SideJob",
+    "spare_cpu",
+    "usable_cpus",
+    "worth_a_side_build",
+]

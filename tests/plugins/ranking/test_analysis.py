@@ -228,10 +228,10 @@ def test_new_keys_are_validated_in_the_schema_and_when_structured() -> None:
 # tools cut into words, and occurrences summed, this many at a time
 @pytest.mark.parametrize(("batch", "chunk"), [(1, 1), (3, 2), (2048, 1 << 18)])
 def test_the_fast_fielded_build_equals_the_plain_one(batch: int, chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    from greenroom_ranking.analysis import fields
+    from greenroom_ranking.analysis import fields, occurrences
     from greenroom_ranking.analysis.fields import field_weights, fielded_postings, weighted_postings
 
-    monkeypatch.setattr(fields, "BATCH", batch)
+    monkeypatch.setattr(occurrences, "BATCH", batch)
     monkeypatch.setattr(fields, "CHUNK", chunk)
     from greenroom_ranking.text import analyze_documents
 

@@ -35,18 +35,20 @@ def answers(e: RankingEngine, tools: tuple[ToolDescriptor, ...]) -> list[list[tu
     return [[(s.name, s.score) for s in e.search(SearchQuery.parse(t, max_results=10), tools)] for t in QUERIES]
 
 
-def text_arrays(e: RankingEngine, tools: tuple[ToolDescriptor, ...]) -> dict[str, np.ndarray]:
+def part_arrays(e: RankingEngine, tools: tuple[ToolDescriptor, ...]) -> dict[str, np.ndarray]:
+    """The text index's and the BM25 table's arrays, as they would be stored."""
     corpus = e.cache.view(tools).corpus
-    return dict(e.cache.text(corpus).to_arrays())
+    return {f"{name}/{k}": v for name in ("text", "bm25") for k, v in e.cache.part(corpus, name).to_arrays().items()}
 
 
-def test_the_side_build_makes_the_index_this_process_makes(two_cpus: None) -> None:
+def test_the_side_build_makes_the_indexes_this_process_makes(two_cpus: None) -> None:
     tools = scale_catalog(SIZE)
     aside, here = engine(1), engine(0)
     assert answers(aside, tools) == answers(here, tools)
-    assert aside.cache.side_builds == {"text": 1} and here.cache.side_builds == {}
+    # the text index made aside, and the BM25 table's last quarter (taken in here)
+    assert aside.cache.side_builds == {"text": 1, "bm25": 1} and here.cache.side_builds == {}
     assert aside.cache.builds == here.cache.builds == {"text": 1, "bm25": 1}
-    got, expected = text_arrays(aside, tools), text_arrays(here, tools)
+    got, expected = part_arrays(aside, tools), part_arrays(here, tools)
     assert got.keys() == expected.keys()
     for name, array in expected.items():
         assert got[name].dtype == array.dtype and np.array_equal(got[name], array), name
@@ -87,8 +89,8 @@ def test_a_child_that_takes_too_long_is_stopped_and_the_index_built_here(
     started: list[side.SideBuild] = []
     real_start = side.SideBuild.start
 
-    def start(task: str, inputs: object, store: object = None, command: object = None) -> side.SideBuild | None:
-        got = real_start(task, inputs, store)  # type: ignore[arg-type]
+    def start(jobs: list[side.Job], command: object = None) -> side.SideBuild | None:
+        got = real_start(jobs)
         if got is not None:
             started.append(got)
         return got
@@ -106,11 +108,13 @@ def test_a_child_that_stored_what_does_not_fit_is_overwritten_by_the_index_built
     tools = scale_catalog(SIZE)
     expected = answers(engine(0), tools)
     forget()
-    # writes arrays of another corpus to the store under the key it is given, says so
+    # for each job, arrays of another corpus, written to the store when it is given one, and said so
     child = (
-        "import pickle, sys, numpy; from pathlib import Path; from greenroom_ranking.store import IndexStore; "
-        "task, inputs, (folder, key) = pickle.load(sys.stdin.buffer); arrays = {'name.size': numpy.zeros(3)}; "
-        "IndexStore(Path(folder)).save(key, arrays); pickle.dump((arrays, True), sys.stdout.buffer)"
+        "import pickle, sys, numpy; from pathlib import Path; from greenroom_ranking.store import IndexStore\n"
+        "for task, inputs, store in pickle.load(sys.stdin.buffer):\n"
+        "    arrays = {'name.size': numpy.zeros(3)}\n"
+        "    if store: IndexStore(Path(store[0])).save(store[1], arrays)\n"
+        "    pickle.dump((arrays, bool(store)), sys.stdout.buffer); sys.stdout.flush()\n"
     )
     monkeypatch.setattr(side, "CHILD", (sys.executable, "-c", child))
     first = engine(1, cache=True)
@@ -147,7 +151,7 @@ def test_the_child_stores_its_index_and_the_next_process_reads_it(two_cpus: None
     tools = scale_catalog(SIZE)
     first = engine(1, cache=True)
     expected = answers(first, tools)
-    assert first.cache.side_builds == {"text": 1}
+    assert first.cache.side_builds == {"text": 1, "bm25": 1}
     assert len(list((fresh_index_cache / "ranking-index").glob("*.npz"))) == 2  # text (the child's), bm25
     forget()  # a new process: nothing shared in memory, the store on disk
     second = engine(1, cache=True)
