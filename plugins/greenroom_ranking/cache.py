@@ -15,8 +15,9 @@ second runtime over the same tools builds nothing. Each costly part of an index 
 ``rankers.PARTS``) is read from the on-disk store (``store.IndexStore``) when another
 process built it, and built and written there otherwise. ``builds`` and ``loads`` count
 parts built and parts read from disk. Before a large corpus's first search,
-``prebuild`` has a second process build its text part while this one builds the others
-(``offload.side``); ``side_builds`` counts the parts built that way.
+``prebuild`` has a second process build its text part and the last quarter of its BM25
+table while this one builds the rest (``offload.side``); ``side_builds`` counts the parts
+built that way, whole or in part.
 """
 
 from __future__ import annotations

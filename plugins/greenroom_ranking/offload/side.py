@@ -1,17 +1,18 @@
-"""A part of a corpus built in a second process while this one builds another.
+"""Parts of a corpus built in a second process while this one builds the rest.
 
 Python builds an index on one CPU, so the first search of a catalog of 100,000 tools built
-its substring index and its BM25 table one after the other. With a CPU to spare, a
-large corpus's text part (``corpus.CorpusText``, from names and descriptions only) is
-built by a child process while this one builds the BM25 table, and read back as the same
-arrays, checked as a stored index is.
+its substring index and its BM25 table one after the other. With a CPU to spare, a child
+process makes the token occurrences of the BM25 table's last ``TAIL_SHARE`` of tools
+(``analysis.fields.tail_occurrences``) and then the whole text part (``corpus.CorpusText``,
+from names and descriptions only), while this one builds the rest of the table; each
+answer is checked before it is used (the text part as a stored index is).
 
 The child is ``python -m greenroom_ranking.offload.child``, started with ``subprocess``,
 not ``multiprocessing``: a ``multiprocessing`` child imports its parent's ``__main__``,
 which for an application script without a main guard runs the application again. Inputs
 and arrays cross the child's pipes pickled (the child is this process's own). Whatever
 goes wrong (the child cannot start, fails, answers late or with what does not fit), the
-part is built in this process as it was before: a side build can only save time.
+part is built in this process as it was before: the parts are the same either way.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ TAIL_SHARE = 0.25
 (the text part takes about a third of the table's time)."""
 
 SIDE_TIMEOUT = 120.0
-"""Seconds a side build may take before its part is built in this process instead (a
-build of 100,000 tools' text takes about half a second)."""
+"""Seconds an answer may take before its part is built in this process instead (a child's
+work for 100,000 tools takes about a second)."""
 
 CHILD = (sys.executable, "-m", "greenroom_ranking.offload.child")
 """The child's command line."""
