@@ -53,7 +53,7 @@ def main() -> int:
     for task, inputs, store in jobs:
         arrays: Any = TASKS[task](*inputs)
         stored = False
-        if store is not None:  # written before the answer: the parent's build lock covers the write
+        if store is not None:  # before the answer: a process waiting on the parent's build lock then finds it
             from greenroom_ranking.store import IndexStore
 
             folder, key = store
