@@ -177,7 +177,7 @@ def place(
         # also when deferral is inactive: a group's tools stay deferred then, and priors
         # still start the ones the agent uses eager
         named = held if held is not None else priors.p  # only these can start eager
-        for d in would_defer:
+        for d in would_defer if named else ():  # none (an agent's first session): no pass over the tools
             if d.name not in named or modes[d.name].mode != "deferred" or not modes[d.name].source.yields_to_priors:
                 continue
             if held is not None:
