@@ -185,7 +185,8 @@ async def list_server(session: ClientSession, init: mcp_types.InitializeResult) 
     The cyclic garbage collector is paused meanwhile (as for a catalog file's read): the
     tools kept pile up, every page's models come and go, and the full collections that
     churn triggers scanned the growing listing again and again (a quarter of a 100,000
-    tool listing's time). What a page leaves is freed by reference counting as ever."""
+    tool listing's time). What a page leaves is freed by reference counting as ever; the
+    pause is the process's, so other threads' cyclic garbage waits for the listing's end."""
     with _no_collection():
         return await _list_pages(session, init)
 
