@@ -262,7 +262,7 @@ def _choose_names(sections: Sequence[_Section], room: int, priority: Mapping[str
     """Fill ``room`` tokens with names: the likeliest used first, then one per group in
     turn, so every group shows some."""
     owner = {}
-    for s in sections:
+    for s in sections if priority else ():  # no priors: no pass over every name shown groups have
         for n in s.names:
             if n in priority:
                 owner[n] = s
