@@ -157,9 +157,6 @@ class ListingBuilder:
     def __init__(self, source: str, *, keep_lines: bool = True) -> None:
         self.catalog = CatalogFile(source, "")
         self.specs: list[McpToolSpec] = []
-        self.descriptors: list[ToolDescriptor] = []
-        """The catalog's descriptors by MCP name, made as the tools come (a listing is
-        taken in while the server builds its next page: see ``list_server``)."""
         self.lines: list[bytes] | None = [] if keep_lines else None
         self._hash = hashlib.blake2b(digest_size=20)
 
@@ -178,7 +175,7 @@ class ListingBuilder:
         packed = CatalogSchema(schema, self.catalog, len(self.specs)) if "type" in schema else schema
         name, description = record["name"], record.get("description") or ""
         title, fault = record.get("title"), record.get("fault")
-        self._append(
+        self.specs.append(
             McpToolSpec(
                 name if type(name) is str else str(name),
                 description if type(description) is str else str(description),
@@ -192,14 +189,7 @@ class ListingBuilder:
         """A tool as ``greenroom.mcp.cache`` keeps a read: its schema packed (``marshal``
         bytes) or, for one without a ``type``, as sent (the caller hashes the lines)."""
         packed = CatalogSchema.from_packed(schema, self.catalog, len(self.specs)) if type(schema) is bytes else schema
-        self._append(McpToolSpec(name, description, packed, title, fault))
-
-    def _append(self, spec: McpToolSpec) -> None:
-        self.specs.append(spec)
-        problem = None if spec.fault is None else spec.problem
-        self.descriptors.append(
-            ToolDescriptor(spec.name, spec.description, parameters=spec.input_schema, problem=problem)
-        )
+        self.specs.append(McpToolSpec(name, description, packed, title, fault))
 
     @property
     def digest(self) -> str:
@@ -232,7 +222,11 @@ class ListingBuilder:
         # and descriptors), the catalog holds them by their MCP names: what is derived
         # from a listing before then (each schema's problem, by position) is right.
         self.catalog.digest = f"mcp-listing.{digest}"
-        self.catalog.descriptors = self.descriptors
+        # Made together at the end, not as each tool comes: McpServer.tools() replaces them,
+        # and what they leave is then one block the named tools take up again.
+        self.catalog.descriptors = [
+            ToolDescriptor(s.name, s.description, parameters=s.input_schema, problem=s.problem) for s in self.specs
+        ]
         return McpListing(tools=tuple(self.specs), digest=digest, catalog=self.catalog, encoded=self.lines, **info)
 
 

@@ -128,6 +128,10 @@ class McpTool:
         return f"<mcp tool {self._descriptor.name} ({self.server.name}/{self.spec.name})>"
 
 
+_HASHED_AT_ONCE = 4096
+"""Tool names joined for one update of the catalog digest (the same bytes as one by one)."""
+
+
 class ListedTools:
     """A server's tools from its latest listing, named once per listing.
 
@@ -152,21 +156,19 @@ class ListedTools:
 
     def _named(self, server: McpServer, listing: McpListing, namer: ToolNamer) -> list[McpTool]:
         tools: list[McpTool] = []
-        names: list[str] = []
         seen: dict[str, int] = {}
         naming, owner, group, name_of = server.config.naming, server.name, server.group_id, namer.name
         for spec in listing.tools:
             # a name listed twice is two tools (the namer gives the copy a suffix), not one lost
             n = seen[spec.name] = seen.get(spec.name, 0) + 1
-            name = name_of(owner, spec.name, naming, n)
-            names.append(name)
-            tools.append(McpTool(server, spec, name, group))
+            tools.append(McpTool(server, spec, name_of(owner, spec.name, naming, n), group))
         catalog = listing.catalog
         if catalog is not None:
             h = hashlib.blake2b(digest_size=20)
             h.update(f"{listing.digest}\n{group}\n".encode("utf-8", "surrogatepass"))
-            if names:  # each name and its newline, as one update
-                h.update(("\n".join(names) + "\n").encode("utf-8", "surrogatepass"))
+            for start in range(0, len(tools), _HASHED_AT_ONCE):  # each name and its newline
+                names = "\n".join([t.descriptor.name for t in tools[start : start + _HASHED_AT_ONCE]])
+                h.update((names + "\n").encode("utf-8", "surrogatepass"))
             catalog.descriptors = [t.descriptor for t in tools]
             digest = f"mcp-listing.{h.hexdigest()}"
             if catalog.digest != digest:
