@@ -22,6 +22,7 @@ import attrs
 import pydantic
 from anyio.abc import TaskGroup, TaskStatus
 
+from greenroom._support.collector import collection_paused
 from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
 from greenroom.mcp.errors import first_error
@@ -37,7 +38,6 @@ from greenroom.mcp.sdk import (
     streamable_http_client,
 )
 from greenroom.tools import ToolResult
-from greenroom.tools.catalog import _no_collection
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ async def list_server(session: ClientSession, init: mcp_types.InitializeResult) 
     churn triggers scanned the growing listing again and again (a quarter of a 100,000
     tool listing's time). What a page leaves is freed by reference counting as ever; the
     pause is the process's, so other threads' cyclic garbage waits for the listing's end."""
-    with _no_collection():
+    with collection_paused():
         return await _list_pages(session, init)
 
 

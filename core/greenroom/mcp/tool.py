@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from greenroom._support.collector import collection_paused
 from greenroom.mcp.listing import McpListing, McpToolSpec
 from greenroom.mcp.observe import McpRequest, observed, run_hook
 from greenroom.tools import ToolCallContext, ToolDescriptor, ToolResult
-from greenroom.tools.catalog import CatalogSchema, _no_collection
+from greenroom.tools.catalog import CatalogSchema
 
 if TYPE_CHECKING:
     from greenroom.mcp.naming import ToolNamer
@@ -151,7 +152,7 @@ class ListedTools:
         if listing is known or (known is not None and listing.digest and known.digest == listing.digest):
             self.listing = listing  # the same tools, listed again: names, specs and catalog stay
             return list(self.tools)
-        with _no_collection():  # a tool and a descriptor each, none garbage (see list_server)
+        with collection_paused():  # a tool and a descriptor each, none garbage (see list_server)
             return self._named(server, listing, namer)
 
     def _named(self, server: McpServer, listing: McpListing, namer: ToolNamer) -> list[McpTool]:

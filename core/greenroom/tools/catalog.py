@@ -16,8 +16,6 @@ reads each with ``peek_schema``, which keeps nothing.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import marshal
 import sys
@@ -25,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from greenroom._support.collector import collection_paused
 from greenroom.tools.base import ToolCallContext, ToolDescriptor, ToolResult
 from greenroom.tools.catalog_records import CatalogError as CatalogError
 from greenroom.tools.catalog_records import read_bytes, records
@@ -288,24 +287,10 @@ def catalog_digest(data: bytes, *, kind: str, limit: int | None) -> str:
     return h.hexdigest()
 
 
-@contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
-    """The cyclic garbage collector paused: reading 100,000 tools makes millions of objects,
-    none of them garbage, and the collections they trigger scan them all again and again
-    (more than half the time of a read)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def read_catalog(path: str | Path, *, limit: int | None = None) -> CatalogFile:
     """Read a catalog file (first ``limit`` tools if given): its digest and descriptors,
     whose schemas are ``CatalogSchema``s of it."""
-    with _no_collection():
+    with collection_paused():
         return _read_catalog(Path(path), limit)
 
 
@@ -368,6 +353,6 @@ def _parse(p: Path, data: bytes, kind: str, limit: int | None, catalog: CatalogF
 
 def load_catalog(path: str | Path, *, limit: int | None = None) -> list[CatalogTool]:
     """Read a catalog file into descriptor-only tools (first ``limit`` if given)."""
-    with _no_collection():
+    with collection_paused():
         catalog = _read_catalog(Path(path), limit)
         return [CatalogTool(d, catalog.source) for d in catalog.descriptors]
