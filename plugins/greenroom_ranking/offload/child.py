@@ -1,11 +1,12 @@
 """The child process of a side build: reads its jobs on stdin (each a task, its inputs,
-and where to store its arrays, if anywhere), and writes each job's arrays (and whether it
-stored them) on stdout in turn, all pickled: its parent is the only other end of the pipes.
+and where to store its arrays, if anywhere), writes each job's arrays (and whether it
+stored them) to a file of the answers folder it is given, and prints the job's number
+once the file is whole. Inputs and answers are pickled: its parent is the only reader.
 
 It imports numpy and the substring index, and what a job needs besides (the index store,
 the BM25F analysers): it is started while its parent builds, and starts in about 0.2 s.
 
-    python -m greenroom_ranking.offload.child < jobs > answers
+    python -m greenroom_ranking.offload.child ANSWERS_FOLDER < jobs
 """
 
 from __future__ import annotations
@@ -49,19 +50,24 @@ TASKS: dict[str, Callable[..., dict[str, np.ndarray]]] = {"text": text_arrays, "
 
 
 def main() -> int:
+    folder = Path(sys.argv[1])  # where the answers go
     jobs = pickle.load(sys.stdin.buffer)
-    for task, inputs, store in jobs:
+    for i, (task, inputs, store) in enumerate(jobs):
         arrays: Any = TASKS[task](*inputs)
         stored = False
         if store is not None:  # before the answer: a process waiting on the parent's build lock then finds it
             from greenroom_ranking.store import IndexStore
 
-            folder, key = store
-            stored = IndexStore(Path(folder)).save(key, arrays)
-        # each answer in turn: the parent reads it when it needs it, and this waits till then
-        pickle.dump((arrays, stored), sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
-        sys.stdout.buffer.flush()
+            where, key = store
+            stored = IndexStore(Path(where)).save(key, arrays)
+        # a file each, whole before it has its name: the parent reads it when it needs it,
+        # and this goes on to the next job meanwhile
+        part = folder / f"{i}.part"
+        with part.open("wb") as fh:
+            pickle.dump((arrays, stored), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        part.rename(folder / f"{i}.pickle")
         del arrays
+        print(i, flush=True)
     return 0
 
 

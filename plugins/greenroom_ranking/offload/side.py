@@ -20,9 +20,12 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -91,77 +94,97 @@ class Job:
 class SideBuild:
     """Parts being built by one child process, in order; ``result`` waits for one.
 
-    Neither the inputs nor the answers are held whole as bytes: the inputs are pickled
-    straight into the child's stdin, and each answer is read only when asked for (the
-    child waits with it meanwhile), so a side build adds nothing to this process's peak
-    while it builds the other parts."""
+    The jobs go to the child in a file it reads as its stdin (gone once both have closed
+    it); each answer comes back in a file of its own in a folder made for the build, and
+    the child says on its stdout, one line each, which ones are ready. Nothing crosses a
+    pipe in bulk: a thread that must take the GIL back after every 64 KB a pipe holds,
+    while this process builds, took a second to move 15 MB, and a child that waits for its
+    parent to read an answer does nothing meanwhile. Answers are read only when asked
+    for, so a side build adds nothing to this process's peak while it builds."""
 
     def __init__(self, jobs: Sequence[Job], command: Sequence[str] | None = None) -> None:
         self.jobs = tuple(jobs)
         self.stored = [False] * len(self.jobs)  # whether the child wrote each job's arrays to the store
-        self._answers: dict[int, Any] = {}  # read, not yet taken
-        self._next = 0  # the next answer on the pipe
+        self._ready: set[int] = set()  # answers the child has written, not yet taken
+        self._heard = -1  # the last answer the child said was ready
         self._failed: str | None = None
+        self._folder = Path(tempfile.mkdtemp(prefix="greenroom-side-"))
+        # removed once nothing more is read from it, or with this object, or at exit
+        self._remove = weakref.finalize(self, shutil.rmtree, str(self._folder), True)
         env = dict(os.environ)
         # the child imports what this process imports, from where this process found it
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        self._proc = subprocess.Popen(
-            list(command or CHILD), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
-        )
         message = [(j.task, j.inputs, None if j.store is None else (str(j.store[0]), j.store[1])) for j in self.jobs]
-        # a thread feeds the child while this one builds (it waits on the pipe without the GIL)
-        self._feeder = threading.Thread(target=self._feed, args=(message,), name="greenroom-side-build", daemon=True)
-        self._feeder.start()
+        try:
+            with tempfile.TemporaryFile() as inputs:
+                pickle.dump(message, inputs, protocol=pickle.HIGHEST_PROTOCOL)
+                inputs.seek(0)
+                self._proc = subprocess.Popen(
+                    [*(command or CHILD), str(self._folder)],
+                    stdin=inputs,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                )
+        except BaseException:
+            self._remove()
+            raise
 
     @classmethod
     def start(cls, jobs: Sequence[Job], command: Sequence[str] | None = None) -> SideBuild | None:
         """A side build under way, or None when no child could be started."""
         try:
             return cls(jobs, command)
-        except Exception as exc:  # no executable, no pipes, a process limit: built here instead
+        except Exception as exc:  # no executable, no room for the inputs, a process limit: built here instead
             log.debug("side build of %s not started: %s", ", ".join(j.task for j in jobs), exc)
             return None
 
-    def _feed(self, message: list[tuple[str, tuple[Any, ...], tuple[str, str] | None]]) -> None:
-        stdin = self._proc.stdin
-        assert stdin is not None  # opened as a pipe
-        try:
-            with stdin:
-                pickle.dump(message, stdin, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # a broken pipe: the child ended early
-            self._failed = f"its inputs could not be sent: {exc!r}"
-
-    def _read(self, job: int) -> None:
+    def _listen(self, job: int) -> None:
+        """Read the child's notices until it says ``job`` is ready, or ends."""
         stdout = self._proc.stdout
         assert stdout is not None  # opened as a pipe
         try:
-            while self._next <= job:
-                self._answers[self._next] = pickle.load(stdout)
-                self._next += 1
-        except Exception as exc:  # the child failed (nothing more written) or was stopped
+            while self._heard < job:
+                line = stdout.readline()
+                if not line:
+                    raise EOFError("the child ended before it answered")
+                self._heard = int(line)
+                self._ready.add(self._heard)
+        except Exception as exc:  # ended, stopped, or said what is no notice
             self._failed = self._failed or f"no answer: {exc!r}"
-        if self._failed is not None or self._next == len(self.jobs):
+        if self._failed is not None or self._heard == len(self.jobs) - 1:
+            self._finish()
+
+    def _finish(self) -> None:
+        """The child waited for and its pipe closed (it has answered, or failed)."""
+        stdout = self._proc.stdout
+        if stdout is not None:
             stdout.close()
-            if self._proc.wait() != 0 and self._failed is None and self._next < len(self.jobs):
-                self._failed = f"the child exited with {self._proc.returncode}"
+        if self._proc.wait() != 0 and self._failed is None and self._heard < len(self.jobs) - 1:
+            self._failed = f"the child exited with {self._proc.returncode}"
 
     def result(self, job: int, timeout: float | None = None) -> dict[str, np.ndarray] | None:
         """Job ``job``'s arrays, or None (the reason logged) when the child failed or took
         longer than ``timeout`` (``SIDE_TIMEOUT``); after a failure, the child is gone."""
         task = self.jobs[job].task
-        if job not in self._answers and self._failed is None:
-            reader = threading.Thread(target=self._read, args=(job,), name="greenroom-side-build", daemon=True)
-            reader.start()
-            reader.join(SIDE_TIMEOUT if timeout is None else timeout)
-            if reader.is_alive():
-                self.cancel()
-                reader.join()  # the pipe closes with the child: the read ends at once
-                log.debug("side build of %s took too long: built here instead", task)
+        try:
+            if job not in self._ready and self._failed is None:
+                listener = threading.Thread(target=self._listen, args=(job,), name="greenroom-side-build", daemon=True)
+                listener.start()
+                listener.join(SIDE_TIMEOUT if timeout is None else timeout)
+                if listener.is_alive():
+                    self.cancel()
+                    listener.join()  # the pipe closes with the child: the read ends at once
+                    log.debug("side build of %s took too long: built here instead", task)
+                    return None
+            if job not in self._ready:
+                log.debug("side build of %s failed: %s", task, self._failed)
                 return None
-        answer = self._answers.pop(job, None)
-        if answer is None:
-            log.debug("side build of %s failed: %s", task, self._failed)
-            return None
+            self._ready.discard(job)
+            answer = self._answer(job)
+        finally:
+            if self._failed is not None or (self._heard == len(self.jobs) - 1 and not self._ready):
+                self._remove()  # nothing more will be read from it
         arrays, stored = answer if isinstance(answer, tuple) and len(answer) == 2 else (None, False)
         if not isinstance(arrays, dict) or not all(
             isinstance(k, str) and isinstance(v, np.ndarray) for k, v in arrays.items()
@@ -171,6 +194,18 @@ class SideBuild:
         self.stored[job] = stored is True
         return arrays
 
+    def _answer(self, job: int) -> Any:
+        """The answer file's content (None if unreadable), the file removed."""
+        path = self._folder / f"{job}.pickle"
+        try:
+            with path.open("rb") as fh:
+                return pickle.load(fh)
+        except Exception as exc:  # missing or damaged: built here instead
+            log.debug("side build's answer %s could not be read: %r", path.name, exc)
+            return None
+        finally:
+            path.unlink(missing_ok=True)
+
     def cancel(self) -> None:
         """Stop the child (a part taking too long)."""
         try:
@@ -179,11 +214,12 @@ class SideBuild:
             pass
 
     def discard(self) -> None:
-        """Stop the child and let it go (parts no longer wanted): its pipes closed, and
-        the process waited for, at once, since it is stopped."""
+        """Stop the child and let it go (parts no longer wanted): its pipe closed, the
+        process waited for (at once, since it is stopped), its answers removed."""
         self.cancel()
-        if self._next < len(self.jobs) and self._failed is None:
-            self.result(len(self.jobs) - 1, timeout=5.0)
+        self._failed = self._failed or "discarded"
+        self._finish()
+        self._remove()
 
 
 @attrs.define

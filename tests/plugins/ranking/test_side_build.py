@@ -4,7 +4,10 @@ the child leaves the index built here, never a failed search."""
 
 from __future__ import annotations
 
+import gc
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +25,14 @@ QUERIES = ["send an email to my team", "+weather forecast city", "book a flight 
 
 
 @pytest.fixture
-def two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A CPU counts as spare whatever else runs on the machine (the suite itself, say)."""
+def two_cpus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """A CPU counts as spare whatever else runs on the machine (the suite itself, say);
+    and whatever a side build leaves in the temporary folder is seen: nothing, after."""
     monkeypatch.setattr(side, "spare_cpu", lambda: True)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    yield
+    gc.collect()  # a side build dropped unused takes its folder with it
+    assert not list(tmp_path.glob("greenroom-side-*")), "a side build's answers were left behind"
 
 
 def engine(min_tools: int, *, cache: bool = False) -> RankingEngine:
@@ -54,17 +62,25 @@ def test_the_side_build_makes_the_indexes_this_process_makes(two_cpus: None) -> 
         assert got[name].dtype == array.dtype and np.array_equal(got[name], array), name
 
 
+def answering(answer: str) -> str:
+    """A child that answers every job with ``answer`` (Python source), as the real one
+    answers: a file for each in the folder it is given, and the job's number printed."""
+    return (
+        "import pickle, sys, numpy; from pathlib import Path\n"
+        "for i, job in enumerate(pickle.load(sys.stdin.buffer)):\n"
+        f"    (Path(sys.argv[1]) / f'{{i}}.pickle').write_bytes(pickle.dumps({answer}))\n"
+        "    print(i, flush=True)\n"
+    )
+
+
 @pytest.mark.parametrize(
     "child",
     [
         pytest.param("import sys; sys.exit(3)", id="exits-with-an-error"),
-        pytest.param("import sys; sys.stdout.write('not a pickle')", id="answers-nonsense"),
-        pytest.param(
-            "import pickle, sys, numpy; sys.stdin.buffer.read(); "
-            "sys.stdout.buffer.write(pickle.dumps(({'name.size': numpy.zeros(3)}, False)))",
-            id="answers-arrays-that-do-not-fit",
-        ),
-        pytest.param("import pickle, sys; sys.stdout.buffer.write(pickle.dumps([1, 2]))", id="answers-no-arrays"),
+        pytest.param("import sys; sys.stdout.write('not a number')", id="says-what-is-no-notice"),
+        pytest.param("print(0, flush=True)", id="says-an-answer-is-ready-that-is-not-there"),
+        pytest.param(answering("({'name.size': numpy.zeros(3)}, False)"), id="answers-arrays-that-do-not-fit"),
+        pytest.param(answering("[1, 2]"), id="answers-no-arrays"),
     ],
 )
 def test_a_child_that_fails_leaves_the_index_built_here(
@@ -84,7 +100,7 @@ def test_a_child_that_takes_too_long_is_stopped_and_the_index_built_here(
     tools = scale_catalog(SIZE)
     expected = answers(engine(0), tools)
     # the child never answers: waiting for it is given up at once, and it is stopped
-    monkeypatch.setattr(side, "CHILD", (sys.executable, "-c", "import sys; sys.stdin.buffer.read(); input()"))
+    monkeypatch.setattr(side, "CHILD", (sys.executable, "-c", "import threading; threading.Event().wait()"))
     monkeypatch.setattr(side, "SIDE_TIMEOUT", 0.0)
     started: list[side.SideBuild] = []
     real_start = side.SideBuild.start
@@ -111,10 +127,11 @@ def test_a_child_that_stored_what_does_not_fit_is_overwritten_by_the_index_built
     # for each job, arrays of another corpus, written to the store when it is given one, and said so
     child = (
         "import pickle, sys, numpy; from pathlib import Path; from greenroom_ranking.store import IndexStore\n"
-        "for task, inputs, store in pickle.load(sys.stdin.buffer):\n"
+        "for i, (task, inputs, store) in enumerate(pickle.load(sys.stdin.buffer)):\n"
         "    arrays = {'name.size': numpy.zeros(3)}\n"
         "    if store: IndexStore(Path(store[0])).save(store[1], arrays)\n"
-        "    pickle.dump((arrays, bool(store)), sys.stdout.buffer); sys.stdout.flush()\n"
+        "    (Path(sys.argv[1]) / f'{i}.pickle').write_bytes(pickle.dumps((arrays, bool(store))))\n"
+        "    print(i, flush=True)\n"
     )
     monkeypatch.setattr(side, "CHILD", (sys.executable, "-c", child))
     first = engine(1, cache=True)
