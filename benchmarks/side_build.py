@@ -51,9 +51,11 @@ def child_peak_mb(tools: Sequence[ToolDescriptor], folder: Path) -> float:
         ("text", ([t.name for t in tools], [t.description for t in tools]), None),
     ]
     inputs.write_bytes(pickle.dumps(jobs))
+    answers = folder / "answers"
+    answers.mkdir()
     script = (
         "import resource, subprocess, sys; "
-        f"subprocess.run({list(side.CHILD)!r}, stdin=open({str(inputs)!r}, 'rb'), "
+        f"subprocess.run({[*side.CHILD, str(answers)]!r}, stdin=open({str(inputs)!r}, 'rb'), "
         "stdout=subprocess.DEVNULL, check=True); "
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     )

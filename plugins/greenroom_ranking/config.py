@@ -247,13 +247,14 @@ class RankingConfig:
         default=True, metadata={"description": "Index parameter names and descriptions in bm25."}
     )
     parallel_build_min_tools: int = attrs.field(
-        default=20_000,
+        default=50_000,
         validator=_ge(0),
         metadata={
             "description": (
-                "A corpus of at least this many tools, searched first, builds its keyword (substring) index in "
-                "a second process while this one builds the BM25 table, on a machine with two CPUs or more "
-                "(the same index; any failure builds it here instead). 0: never."
+                "A corpus of at least this many tools, searched first, is indexed by two processes when a CPU is "
+                "spare: a child builds the keyword (substring) index and the last quarter of the BM25 table while "
+                "this one builds the rest (the same indexes; any failure builds them here instead). Below about "
+                "50,000 tools the child's start costs more than it saves. 0: never."
             )
         },
     )
