@@ -290,6 +290,8 @@ class CorpusCache:
             missing = [p for p in needed if self._missing(corpus, p)]
             if "text" not in missing or len(missing) < 2:  # nothing to build beside it
                 return
+            if self.config.index_cache and any(self.store.busy(self._key(corpus, p)) for p in missing):
+                return  # another process is building them: this one waits and reads, as ever
             jobs, keys = self._side_jobs(corpus, missing)
             side = SideBuild.start(jobs)
             if side is None:

@@ -5,6 +5,7 @@ the child leaves the index built here, never a failed search."""
 from __future__ import annotations
 
 import gc
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -193,3 +194,44 @@ def side_free_indexes(names: list[str], descriptions: list[str]) -> tuple[object
     from greenroom_ranking.substrings import SubstringIndex
 
     return SubstringIndex.build(n.lower() for n in names), SubstringIndex.build(d.lower() for d in descriptions)
+
+
+def test_no_side_build_while_another_process_builds_the_same_indexes(
+    two_cpus: None, fresh_index_cache: Path, tmp_path: Path
+) -> None:
+    """A process that finds another one building the corpus's indexes waits for them and
+    reads them, as without side builds, rather than building them again in two more."""
+    tools = scale_catalog(SIZE)
+    expected = answers(engine(0), tools)
+    forget()
+    e = engine(1, cache=True)
+    corpus = e.cache.view(tools).corpus
+    key = e.cache._key(corpus, "bm25")
+    holder = tmp_path / "holder.py"
+    holder.write_text(
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from greenroom_ranking.store import IndexStore\n"
+        "store = IndexStore(Path(sys.argv[1]))\n"
+        "with store.building(sys.argv[2]):\n"
+        "    print('held', flush=True)\n"
+        "    sys.stdin.readline()\n"  # held until told to let go
+    )
+    child = subprocess.Popen(
+        [sys.executable, str(holder), str(e.cache.store.path), key],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "held"
+        assert e.cache.store.busy(key)
+        e.cache.prebuild(corpus, ("keyword", "bm25"))
+        assert corpus.side == {}  # nothing started beside it
+    finally:
+        assert child.stdin is not None
+        child.stdin.write("\n")
+        child.stdin.close()
+        child.wait(timeout=30)
+    assert not e.cache.store.busy(key)
+    assert answers(e, tools) == expected and e.cache.side_builds == {}
