@@ -35,7 +35,6 @@ from scale_catalog import available, build
 from greenroom import SearchQuery, ToolDescriptor
 from greenroom.tools.catalog import read_catalog
 from greenroom_ranking import RankingConfig, RankingEngine
-from greenroom_ranking.analysis.fields import tail_rows
 from greenroom_ranking.offload import side
 
 QUERY = "book a flight to paris"
@@ -45,12 +44,9 @@ def child_peak_mb(tools: Sequence[ToolDescriptor], folder: Path) -> float:
     """The child's peak memory on these tools' inputs: run by a small go-between process,
     since a child forked from this one counts this one's pages as its own until it execs."""
     inputs = folder / "inputs.pickle"
-    start = len(tools) - int(len(tools) * side.TAIL_SHARE)
-    jobs = [
-        ("bm25-tail", (start, *tail_rows(tools[start:], parameters=True)), None),
-        ("text", ([t.name for t in tools], [t.description for t in tools]), None),
-    ]
-    inputs.write_bytes(pickle.dumps(jobs))
+    cache = RankingEngine(RankingConfig(index_cache=False), shared=False).cache
+    jobs, _ = cache.side_jobs(cache.view(tools).corpus, ("bm25", "text"))  # the jobs a search gives
+    inputs.write_bytes(pickle.dumps([j.wire() for j in jobs]))
     answers = folder / "answers"
     answers.mkdir()
     script = (

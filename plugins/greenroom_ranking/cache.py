@@ -292,7 +292,7 @@ class CorpusCache:
                 return
             if self.config.index_cache and any(self.store.busy(self._key(corpus, p)) for p in missing):
                 return  # another process is building them: this one waits and reads, as ever
-            jobs, keys = self._side_jobs(corpus, missing)
+            jobs, keys = self.side_jobs(corpus, missing)
             side = SideBuild.start(jobs)
             if side is None:
                 return
@@ -309,7 +309,7 @@ class CorpusCache:
             side.discard()
             raise
 
-    def _side_jobs(self, corpus: RankingCorpus, missing: Sequence[str]) -> tuple[list[Job], list[tuple[str, int]]]:
+    def side_jobs(self, corpus: RankingCorpus, missing: Sequence[str]) -> tuple[list[Job], list[tuple[str, int]]]:
         """A side build's jobs, in the order this process takes them (the BM25 table's
         tail first), and the part key and start of each."""
         jobs: list[Job] = []

@@ -9,8 +9,9 @@ answer is checked before it is used (the text part as a stored index is).
 
 The child is ``python -m greenroom_ranking.offload.child``, started with ``subprocess``,
 not ``multiprocessing``: a ``multiprocessing`` child imports its parent's ``__main__``,
-which for an application script without a main guard runs the application again. Inputs
-and arrays cross the child's pipes pickled (the child is this process's own). Whatever
+which for an application script without a main guard runs the application again. Its
+jobs and answers are pickled files (see ``SideBuild``; the child is this process's own),
+and only short notices cross its stdout. Whatever
 goes wrong (the child cannot start, fails, answers late or with what does not fit), the
 part is built in this process as it was before: the parts are the same either way.
 """
@@ -90,6 +91,10 @@ class Job:
     inputs: tuple[Any, ...]
     store: tuple[Path, str] | None = None
 
+    def wire(self) -> tuple[str, tuple[Any, ...], tuple[str, str] | None]:
+        """The job as the child reads it (``child.main``): plain values only."""
+        return self.task, self.inputs, None if self.store is None else (str(self.store[0]), self.store[1])
+
 
 class SideBuild:
     """Parts being built by one child process, in order; ``result`` waits for one.
@@ -114,7 +119,7 @@ class SideBuild:
         env = dict(os.environ)
         # the child imports what this process imports, from where this process found it
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        message = [(j.task, j.inputs, None if j.store is None else (str(j.store[0]), j.store[1])) for j in self.jobs]
+        message = [j.wire() for j in self.jobs]
         try:
             with tempfile.TemporaryFile() as inputs:
                 pickle.dump(message, inputs, protocol=pickle.HIGHEST_PROTOCOL)
