@@ -213,6 +213,11 @@ class ProviderModel:
                 error = self._failure(exc, waited="the stream did not end")
                 if not isinstance(error, ProviderError):
                     raise error from None
+                if events is not None and isinstance(error, ProviderTimeoutError) and not isinstance(exc, TimeoutError):
+                    # the stream began and the client's read timeout fired: its events stopped
+                    # coming (newer SDKs wrap the transport's timeout in their own), not the
+                    # attempt's whole budget
+                    error = error.stalled()
                 error = error.redacted(self._redact)
                 if shown:
                     raise error.with_attempts(retry + 1).after_text() from None

@@ -107,6 +107,13 @@ class ProviderTimeoutError(ProviderConnectionError):
 
     kind = "timed out"
 
+    def stalled(self) -> ProviderTimeoutError:
+        """Mark a timeout that came after a stream began: its events stopped coming."""
+        if not self.detail.startswith("the stream stalled"):
+            self.detail = f"the stream stalled: {self.detail}"
+            self.args = (self._render(),)
+        return self
+
 
 class ProviderAuthError(ProviderError):
     """HTTP 401 / 403: the key is wrong, revoked or lacks permission."""

@@ -191,9 +191,7 @@ def stream_error(exc: Exception, sdk: Any, model: str, endpoint: str) -> Provide
         detail = f"{message} ({kind}, in the event stream)" if kind else f"{message} (in the event stream)"
         return error_for_status(PROVIDER, ERROR_STATUS.get(kind, 500), detail, model=model, endpoint=endpoint)
     if _is_httpx(exc, "TimeoutException"):
-        return ProviderTimeoutError(
-            PROVIDER, f"the stream stalled: {type(exc).__name__}", model=model, endpoint=endpoint
-        )
+        return ProviderTimeoutError(PROVIDER, type(exc).__name__, model=model, endpoint=endpoint)
     if _is_httpx(exc, "TransportError"):
         return ProviderConnectionError(
             PROVIDER, f"the stream broke: {type(exc).__name__}: {exc}", model=model, endpoint=endpoint
