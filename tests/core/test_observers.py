@@ -40,7 +40,7 @@ TOOLS_PY = textwrap.dedent('''
     TOOLS = [ping, FunctionTool(lambda **kw: "ran", ToolDescriptor("bad_py", "A tool with a bad schema.", BAD))]
 ''')
 CATALOG = [
-    {"name": "bad_cat", "description": "Bad.", "parameters": {"type": "object", "properties": {"q": {"pattern": "[a-"}}}},
+    {"name": "bad_cat", "description": "Bad.", "parameters": {"properties": {"q": {"pattern": "[a-"}}}},
     {"name": "fine", "description": "A fine tool.", "parameters": {"type": "object"}},
 ]
 BAD_TOOLS = {"bad_py", "bad_cat"}
@@ -50,7 +50,7 @@ TURNS = [
 ]
 
 # the observer as an installed distribution: what the command line discovers
-WATCH_PY = textwrap.dedent('''
+WATCH_PY = textwrap.dedent("""
     import json, os
     from greenroom import Plugin, hookimpl
 
@@ -63,7 +63,7 @@ WATCH_PY = textwrap.dedent('''
                 log.write(json.dumps([ctx and ctx.run_id, event.kind, getattr(event, "tool", "")]) + "\\n")
             if os.environ.get("WATCH_QUOTES"):
                 raise RuntimeError("the collector refused the token " + os.environ["WATCH_QUOTES"])
-''')
+""")
 
 
 class Observer(Plugin):

@@ -2,8 +2,8 @@
 that answers, one that floods, one that raises, two that exit (argparse in a worker
 thread, ``sys.exit`` on the event loop), one that raises ``GeneratorExit`` in a worker
 thread, one that never returns, one whose result cannot be rendered, one that lists a
-file whose name is not UTF-8 and one that takes any document; and in ``BROKEN``, for the agents that carry them, three whose parameter schemas
-are invalid, one kind of fault each."""
+file whose name is not UTF-8 and one that takes any document; and in ``BROKEN``, for the
+agents that carry them, three whose parameter schemas are invalid, one kind of fault each."""
 
 from __future__ import annotations
 

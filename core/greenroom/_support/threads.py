@@ -21,8 +21,9 @@ from greenroom.failures import EXITS
 async def run_in_thread(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     """``function(*args, **kwargs)`` in a worker thread; cancelling the wait (a timeout)
     leaves the thread to finish on its own."""
+    call = functools.partial(_carried, function, args, kwargs)
     try:
-        return await anyio.to_thread.run_sync(functools.partial(_carried, function, args, kwargs), abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
     except _Exited as exited:
         raise exited.exc from None
 

@@ -69,9 +69,8 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
     for name, problem in sorted(rt.tools.unusable.items()):
         if name not in hidden:  # never sent: its schema is invalid (a provider would refuse the request)
             group = rt.group_of(name)
-            why = f"invalid parameter schema: {problem}"
             row = {"name": name, "group": group.id if group else None, "mode": "unusable", "source": "schema"}
-            tools.append({**row, "reason": why, "tokens": 0})
+            tools.append({**row, "reason": f"invalid parameter schema: {problem}", "tokens": 0})
     agent_tools = [t for t in tools if t["mode"] in ("eager", "deferred")]
     all_tokens = sum(int(t["tokens"] or 0) for t in agent_tools)
     sent_tokens = sum(tool_costs(sent_tools, "definition_tokens"))

@@ -42,7 +42,8 @@ def test_an_empty_reply_ends_the_run_with_an_error_a_user_sees(
     tmp_path: Path, server: FakeLLMServer, provider: str, body: dict[str, Any], stop: str
 ) -> None:
     server.push(Reply(body=body))
-    base_url, key_env = (server.url + "/v1", OPENAI_KEY_ENV) if provider == "openai" else (server.url, ANTHROPIC_KEY_ENV)
+    openai = provider == "openai"
+    base_url, key_env = (server.url + "/v1", OPENAI_KEY_ENV) if openai else (server.url, ANTHROPIC_KEY_ENV)
     config = tmp_path / "agent.toml"
     config.write_text(
         f'[agent]\nmodel = "{provider}:test-model"\n'
