@@ -242,16 +242,18 @@ def greenroom_run_end(ctx: RunContext, outcome: RunOutcome) -> None:
 def greenroom_event(ctx: RunContext | None, event: Event) -> None:
     """Observe an event as it happens: every event a run emits (``run_start``,
     ``request``, ``response``, ``client_call``, ``tool_result``, ``tool_rejected``, plugin
-    events, ..., ``run_end``) and those of the runtime itself (a tool found unusable as
-    it loads). ``ctx`` is the run the event belongs to, or None outside any run.
+    events, ..., ``run_end``) and those of the runtime itself, from the first one it emits
+    while it is built (a tool found unusable as it loads). ``ctx`` is the run the event
+    belongs to, or None outside any run.
 
     An observer (tracing, audit, metrics) is one implementation of this hook. It must be
     a plain ``def`` and return quickly: it is called where the event happens, on the
     event loop; hand slow work (exporting, writing) to a queue or a background thread.
 
-    Every implementation is called even when one fails: a failure is logged and
-    reported to the runtime's event listeners as a ``PluginError`` (not to this hook
-    again), and the run goes on.
+    Every implementation is called even when one fails: a failure is reported to the
+    runtime's event listeners as a ``PluginError`` (not to this hook again), once per run
+    for each way an observer fails, and the run goes on. An ``async def`` is refused
+    when the plugin loads.
     """
 
 

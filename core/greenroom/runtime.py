@@ -24,8 +24,9 @@ from greenroom.config import AgentConfig
 from greenroom.models import Model, ModelRequest, supports_native_tool_search
 from greenroom.plugins.host import PluginHost
 from greenroom.run.calls import ToolCalls
-from greenroom.run.context import RunContext, RunKind, RunOutcome, current_run
+from greenroom.run.context import RunContext, RunKind, RunOutcome
 from greenroom.run.driver import Run
+from greenroom.run.observers import Observers
 from greenroom.run.policy import ToolPolicy
 from greenroom.run.scope import Scoping
 from greenroom.run.streaming import RunStream, TextListener
@@ -70,6 +71,8 @@ class Runtime:
         self.secrets = Secrets()
         """Values nothing the model reads or an event carries may show (an MCP server's env
         and header values, URL credentials, in every encoding ``Secrets`` knows)."""
+        if mcp is not None:  # known before the first event: those of the build are masked too
+            self.secrets.merge(mcp.secrets)
         self.agent = agent or AgentConfig()
         self.config = config
         """The config the runtime was built from; None when built in Python."""
@@ -86,8 +89,8 @@ class Runtime:
         host.hook_timeout = self.agent.tool_timeout  # a hook that waits is bounded like a tool
         self.events = events or ev.EventBus()
         self.events.redact = self._masked_event
-        if host.has_impls("greenroom_event"):
-            self.events.subscribe(self._deliver)
+        if host.has_impls("greenroom_event"):  # from here on, every event reaches the observers
+            self.events.subscribe(Observers(host, self.events))
         self.registry = StateRegistry()
         register_core_state(self.registry)
         host.call_sync("greenroom_register_state", registry=self.registry)
@@ -121,7 +124,6 @@ class Runtime:
         self.accounting = RequestAccounting(model_family(model))
         self._closers: list[Any] = []
         self.tool_calls = ToolCalls(self)
-        self._delivering = False
 
     @property
     def profile_state(self) -> StateStore:
@@ -312,19 +314,6 @@ class Runtime:
                 if masked is not value:
                     changes[field.name] = masked
         return attrs.evolve(event, **changes) if changes else event
-
-    def _deliver(self, event: ev.Event) -> None:
-        """Hand an event to the plugins' ``greenroom_event`` (each answers for itself)."""
-        if self._delivering:  # an event an observer's own failure caused: listeners only
-            return
-        self._delivering = True
-        try:
-            _, failures = self.host.call_each_sync("greenroom_event", ctx=current_run(), event=event)
-            for failure in failures:
-                log.warning("%s", failure, exc_info=failure.error)
-                self.events.emit(ev.PluginError.of(failure, getattr(event, "step", None)))
-        finally:
-            self._delivering = False
 
     def describe_request(self, request: ModelRequest) -> ev.RequestSent:
         """Token counts of the three parts of a request and the cacheable-prefix hash."""

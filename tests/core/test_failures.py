@@ -274,7 +274,7 @@ def test_the_cli_names_the_failure_and_saves_the_session_and_trace(
     if exit_code:
         assert f"error: {named}: RuntimeError: raiser trips in {hook}" in done.stderr
     else:
-        assert f"plugin raiser failed in {hook}: RuntimeError: raiser trips in {hook}" in done.stdout  # live view
+        assert f"{named}: RuntimeError: raiser trips in {hook}" in done.stdout  # live view
 
     saved = json.loads((tmp_path / "s.json").read_text())
     assert saved["runs"] == 1

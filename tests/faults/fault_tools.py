@@ -1,9 +1,9 @@
 """The tools the fault suite's agents carry (``fault_tools.py:TOOLS`` in their config): one
 that answers, one that floods, one that raises, two that exit (argparse in a worker
-thread, ``sys.exit`` on the event loop), one that never returns, one whose result
-cannot be rendered, one that lists a file whose name is not UTF-8 and one that takes any
-document; and in ``BROKEN``, for the agents that carry them, three whose parameter schemas
-are invalid, one kind of fault each."""
+thread, ``sys.exit`` on the event loop), one that raises ``GeneratorExit`` in a worker
+thread, one that never returns, one whose result cannot be rendered, one that lists a
+file whose name is not UTF-8 and one that takes any document; and in ``BROKEN``, for the
+agents that carry them, three whose parameter schemas are invalid, one kind of fault each."""
 
 from __future__ import annotations
 
@@ -88,6 +88,12 @@ async def shut_down() -> str:
     sys.exit("shutting down")
 
 
+@tool
+def stop_stream() -> str:
+    """Stop reading a stream the way a closed generator does (in a worker thread)."""
+    raise GeneratorExit("the stream was closed")
+
+
 class Unprintable:
     """A value neither JSON nor ``str`` can render: greenroom fails on it, not the tool."""
 
@@ -125,4 +131,4 @@ def _never_runs(**arguments: Any) -> str:
 
 BROKEN = [FunctionTool(_never_runs, ToolDescriptor(n, f"The {n} tool.", s)) for n, s in BAD_SCHEMAS.items()]
 
-TOOLS = [ping, read_log, explode, run_report, shut_down, wait_forever, garble, list_reports, store]
+TOOLS = [ping, read_log, explode, run_report, shut_down, stop_stream, wait_forever, garble, list_reports, store]

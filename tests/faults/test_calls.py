@@ -78,6 +78,11 @@ FAULTS = {
     "the tool exits on the event loop": Fault(
         {"name": "shut_down", "arguments": {}}, "shut_down", "tool 'shut_down' failed: SystemExit: shutting down"
     ),
+    "the tool raises GeneratorExit from its thread": Fault(
+        {"name": "stop_stream", "arguments": {}},
+        "stop_stream",
+        "tool 'stop_stream' failed: GeneratorExit: the stream was closed",
+    ),
     "the tool never returns": Fault(
         {"name": "wait_forever", "arguments": {}},
         "wait_forever",

@@ -283,10 +283,6 @@ def build_runtime(
         raise
     if mcp is not None:
         rt.on_close(mcp.aclose)
-    if mcp is not None:
-        # what the servers were given (env and header credentials, URL credentials): the
-        # run masks them in tool results, errors and events, whichever tool quotes them
-        rt.secrets.merge(mcp.secrets)
     closer = getattr(built_model, "aclose", None)
     if closer is not None:
         rt.on_close(closer)  # the runtime made the model's client, so it closes it too

@@ -33,8 +33,9 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
 
     Every tool the runtime knows is a row: the agent's tools (eager or deferred), the
     plugins' own tools (``plugin``: sent, but not part of the all-eager baseline, which
-    would not have them), and hidden tools (``hidden``, with the rule or plugin that hid
-    them; never sent, and not in the baseline either)."""
+    would not have them), hidden tools (``hidden``, with the rule or plugin that hid
+    them; never sent, and not in the baseline either) and tools whose parameter schema is
+    invalid (``unusable``, with the problem; never sent, not in the baseline)."""
     run = rt.start_run(kind=RunKind.PREVIEW)
     ctx = run.ctx
     try:
@@ -65,6 +66,11 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
             reason = placement.detail if placement is not None else ""
         row = {"name": d.name, "group": d.group, "mode": mode, "source": source, "reason": reason}
         tools.append({**row, "tokens": definition[d.name]})
+    for name, problem in sorted(rt.tools.unusable.items()):
+        if name not in hidden:  # never sent: its schema is invalid (a provider would refuse the request)
+            group = rt.group_of(name)
+            row = {"name": name, "group": group.id if group else None, "mode": "unusable", "source": "schema"}
+            tools.append({**row, "reason": f"invalid parameter schema: {problem}", "tokens": 0})
     agent_tools = [t for t in tools if t["mode"] in ("eager", "deferred")]
     all_tokens = sum(int(t["tokens"] or 0) for t in agent_tools)
     sent_tokens = sum(tool_costs(sent_tools, "definition_tokens"))
@@ -81,6 +87,7 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
             "hidden": sum(1 for t in tools if t["mode"] == "hidden"),
             "hidden_groups": sorted(hidden_groups),
             "plugin": sum(1 for t in tools if t["mode"] == "plugin"),
+            "unusable": sum(1 for t in tools if t["mode"] == "unusable"),
             "all_eager_tokens": all_tokens + base_system,
             "sent_tools_tokens": sent_tokens,
             "sent_system_tokens": system_tokens,
@@ -90,8 +97,8 @@ async def inspect_runtime(rt: Runtime) -> dict[str, Any]:
     }
 
 
-_MODE_ORDER = {"eager": 0, "plugin": 1, "deferred": 2, "unsent": 3, "hidden": 4}
-_MODE_STYLE = {"eager": "green", "plugin": "cyan", "hidden": "red"}
+_MODE_ORDER = {"eager": 0, "plugin": 1, "deferred": 2, "unsent": 3, "hidden": 4, "unusable": 5}
+_MODE_STYLE = {"eager": "green", "plugin": "cyan", "hidden": "red", "unusable": "yellow"}
 
 
 def print_inspection(console: Console, report: dict[str, Any], limit: int = 40) -> None:
@@ -121,6 +128,8 @@ def print_inspection(console: Console, report: dict[str, Any], limit: int = 40) 
         line += f"; {tot['hidden']} hidden by policy or plugins"
         if tot["hidden_groups"]:
             line += f" (whole groups: {', '.join(tot['hidden_groups'])})"
+    if tot["unusable"]:
+        line += f"; {tot['unusable']} unusable (invalid schema, never sent)"
     console.print(Text(line))
 
 

@@ -208,7 +208,9 @@ class PluginError(Event):
         )
 
     def describe(self) -> str:
-        return f"plugin {self.plugin} failed in {self.hook}: {self.message}"
+        # worded as the error a failed run ends with (``PluginHookError``): one line, whatever the hook
+        dist = f" (distribution {self.distribution})" if self.distribution else ""
+        return f"plugin {self.plugin!r}{dist} failed in hook {self.hook}: {self.message}"
 
     @property
     def style(self) -> str:

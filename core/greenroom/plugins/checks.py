@@ -22,6 +22,14 @@ import attrs
 import pluggy
 
 from greenroom import hookspecs
+from greenroom.plugins.offloop import is_async
+
+OBSERVER_HOOK = "greenroom_event"
+ASYNC_OBSERVER = (
+    "is an 'async def', but events are delivered as they happen, where nothing can wait: "
+    "make it a plain 'def' and hand slow work to a queue or a thread"
+)
+"""Why an ``async def`` observer is refused when its plugin loads."""
 
 IMPL_MARK = f"{hookspecs.PROJECT}_impl"
 SPEC_MARK = f"{hookspecs.PROJECT}_spec"
@@ -228,6 +236,8 @@ def _impl_problems(func: Any, bound: int, opts: Mapping[str, Any], spec: HookSpe
             out.append(f"{option} needs a plain generator function (one yield); an async generator cannot wrap")
         elif not inspect.isgeneratorfunction(func):
             out.append(f"{option} needs a generator function (one yield)")
+    elif spec.name == OBSERVER_HOOK and is_async(func):
+        out.append(ASYNC_OBSERVER)
     if opts.get("tryfirst") and opts.get("trylast"):
         out.append("tryfirst=True and trylast=True contradict each other")
     return out

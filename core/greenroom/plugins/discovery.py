@@ -353,7 +353,7 @@ def make_plugin_host(
 def _register(host: PluginHost, record: PluginRecord, plugin: Plugin) -> None:
     try:
         host.register(plugin, record.name, record.label)
-    except pluggy.PluginValidationError as exc:
+    except (pluggy.PluginValidationError, PluginLoadError) as exc:
         # only a record built by hand, not by discover(), can get here: still name it
         problem = Problem(FailureKind.BAD_HOOK, " ".join(str(exc).split()))
         raise PluginStartError(record.name, LoadFailure(record.label, record.entry_point, (problem,))) from exc

@@ -21,6 +21,7 @@ import pluggy
 from greenroom import hookspecs
 from greenroom.failures import PluginHookError
 from greenroom.plugins.calling import call_in_passes, wrap
+from greenroom.plugins.checks import ASYNC_OBSERVER, OBSERVER_HOOK
 from greenroom.plugins.offloop import is_async, runs_in_thread
 from greenroom.plugins.owners import Owner, attributing, collecting, collecting_now, own_calls
 
@@ -73,11 +74,9 @@ class PluginHost:
                 threaded = not is_wrapper and runs_in_thread(impl.function, hook_caller.name, nonblocking)
                 if not is_wrapper and (threaded or is_async(impl.function)):
                     self._async_impls.setdefault(hook_caller.name, []).append(name)
-                if hook_caller.name == "greenroom_event" and is_async(impl.function):
-                    raise PluginLoadError(
-                        f"plugin {name!r} (distribution {dist}) implements greenroom_event as 'async def'; events "
-                        "are delivered as they happen: make it a plain 'def' and hand slow work to a queue"
-                    )
+                if hook_caller.name == OBSERVER_HOOK and is_async(impl.function):
+                    # discovery refuses such a plugin; this is for one registered by hand
+                    raise PluginLoadError(f"plugin {name!r} (distribution {dist}): {OBSERVER_HOOK} {ASYNC_OBSERVER}")
                 owner = Owner(name, dist, hook_caller.name)
                 impl.function = wrap(impl.function, owner, wrapper=is_wrapper, threaded=threaded)  # type: ignore[misc]
 

@@ -4,14 +4,11 @@ a lock, a sleep) stalls only itself and is bounded like an async one."""
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import anyio.to_thread
-
-from greenroom.failures import EXITS
+from greenroom._support.threads import run_in_thread
 
 RUN_HOOKS = frozenset(
     {
@@ -43,28 +40,11 @@ def runs_in_thread(function: Callable[..., Any], hook: str, nonblocking: bool) -
 
 
 def in_thread(function: Callable[..., Any]) -> Callable[..., Coroutine[Any, Any, Any]]:
-    """``function`` as a coroutine function that runs it in a worker thread; cancelling
-    it (a timeout) leaves the thread to finish on its own."""
-
-    def in_worker(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except EXITS as exc:
-            # carried across as an Exception: the event loop would take these as its own
-            raise _Exited(exc) from exc
+    """``function`` as a coroutine function that runs it in a worker thread
+    (``greenroom._support.threads``); cancelling it (a timeout) leaves the thread to
+    finish on its own."""
 
     async def threaded(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return await anyio.to_thread.run_sync(functools.partial(in_worker, *args, **kwargs), abandon_on_cancel=True)
-        except _Exited as exited:
-            raise exited.exc from None
+        return await run_in_thread(function, *args, **kwargs)
 
     return threaded
-
-
-class _Exited(Exception):
-    """A plugin's SystemExit, KeyboardInterrupt or GeneratorExit on its way out of a worker thread."""
-
-    def __init__(self, exc: BaseException) -> None:
-        super().__init__(repr(exc))
-        self.exc = exc

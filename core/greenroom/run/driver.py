@@ -34,7 +34,16 @@ from greenroom import events as ev
 from greenroom._support.arguments import bounded_response
 from greenroom.config import AgentConfig
 from greenroom.failures import PluginHookError, RunFailure, first_error
-from greenroom.models import Message, Model, ModelRequest, ModelResponse, RequestDraft, SystemSection, ToolCall
+from greenroom.models import (
+    Message,
+    Model,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    RequestDraft,
+    SystemSection,
+    ToolCall,
+)
 from greenroom.run.calls import answer_open_calls
 from greenroom.run.context import RunContext, RunKind, RunOutcome, activate
 from greenroom.run.limits import check_input
@@ -56,6 +65,16 @@ class RunEnded(RuntimeError):
 
 class RunNotStarted(RuntimeError):
     """A step was asked of a run that has not started: without its scope, nothing runs."""
+
+
+class EmptyReply(ModelError):
+    """The model's reply had neither text nor tool calls: no answer to give, nothing to do.
+    It ends the run with stop reason ``error`` rather than as an empty final answer."""
+
+    @classmethod
+    def of(cls, response: ModelResponse) -> EmptyReply:
+        why = f" (stop reason {response.stop_reason!r})" if response.stop_reason else ""
+        return cls(f"the model's reply was empty: no text and no tool calls{why}")
 
 
 class Run:
@@ -304,6 +323,8 @@ class Run:
                 answer = await respond(model, request, on_text)
             response = await self.take_response(answer)
             if not response.tool_calls:
+                if not response.message.content.strip():
+                    raise EmptyReply.of(response)
                 return self.outcome_of("final", response.message.content)
             await self.call_tools(response.tool_calls)
         return self.outcome_of("max_steps")
@@ -321,4 +342,4 @@ class Run:
         raise failures[0]
 
 
-__all__ = ["Run", "RunEnded", "RunNotStarted"]
+__all__ = ["EmptyReply", "Run", "RunEnded", "RunNotStarted"]

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import enum
-import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
-import anyio.to_thread
 import attrs
 
+from greenroom._support.threads import run_in_thread
 from greenroom.tools.base import Deferrable, ToolCallContext, ToolDescriptor
 from greenroom.tools.schema.from_types import parse_docstring, schema_for_signature
 
@@ -56,9 +54,9 @@ class FunctionTool:
             kwargs["ctx"] = ctx
         if self._is_async:
             return await self.func(**kwargs)
-        # abandon_on_cancel: a timed-out sync function cannot be interrupted, but the
-        # run must not wait for it.
-        return await anyio.to_thread.run_sync(functools.partial(self.func, **kwargs), abandon_on_cancel=True)
+        # a timed-out sync function cannot be interrupted, but the run does not wait for it;
+        # a SystemExit, KeyboardInterrupt or GeneratorExit it raises is raised here, its call's failure
+        return await run_in_thread(self.func, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.func(*args, **kwargs)

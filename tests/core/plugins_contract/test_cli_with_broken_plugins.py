@@ -16,6 +16,7 @@ CLI = Callable[..., subprocess.CompletedProcess[str]]
 
 # name -> (kind, what the message must say besides distribution and entry point)
 BROKEN = {
+    "async-observer": ("bad-hook", "hook greenroom_event: is an 'async def', but events are delivered as they happen"),
     "bad-hook-arg": ("bad-hook", "hook greenroom_before_inference: argument 'requst' is not one the hook passes"),
     "bad-hook-name": ("unknown-hook", "hook greenroom_befor_inference: no such hook is declared"),
     "bad-import": ("import", "No module named 'greenroom_dependency_that_is_not_installed'"),

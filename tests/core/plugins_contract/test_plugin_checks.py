@@ -22,7 +22,7 @@ from greenroom.plugins.checks import (
     check_plugin_class,
     core_catalog,
 )
-from greenroom.plugins.discovery import PluginRecord, discover, make_plugin_host
+from greenroom.plugins.discovery import PluginRecord, PluginStartError, discover, make_plugin_host
 
 
 def problems_of(cls: type) -> list[tuple[FailureKind, str | None, str]]:
@@ -137,6 +137,28 @@ def test_wrapper_misuse_pluggy_would_reject(opts: dict[str, bool], body: str, sa
     problems = problems_of(cls)
     assert [(k, h) for k, h, _ in problems] == [(FailureKind.BAD_HOOK, "greenroom_run_start")]
     assert says in problems[0][2]
+
+
+def test_an_async_observer_is_refused_at_load_whichever_way_it_comes() -> None:
+    """Events are delivered as they happen, where nothing can wait: an ``async def``
+    ``greenroom_event`` fails its plugin alone, when it loads, never the run."""
+
+    class AsyncObserver(Plugin):
+        name = "async-observer"
+
+        @hookimpl
+        async def greenroom_event(self, ctx: Any, event: Any) -> None: ...
+
+    ((kind, hook, detail),) = problems_of(AsyncObserver)
+    assert (kind, hook) == (FailureKind.BAD_HOOK, "greenroom_event")
+    assert detail.startswith("is an 'async def', but events are delivered as they happen")
+    # given as an instance, or as a record nobody checked: the same named refusal
+    with pytest.raises(PluginStartError, match="hook greenroom_event: is an 'async def'") as given:
+        make_plugin_host(records=[], extra=[AsyncObserver()])
+    assert given.value.failure.kind is FailureKind.BAD_HOOK
+    record = PluginRecord("async-observer", "d", "1", "async-observer = m:AsyncObserver", cls=AsyncObserver)
+    with pytest.raises(PluginStartError, match="greenroom_event is an 'async def'"):
+        make_plugin_host(records=[record], enable=["async-observer"])
 
 
 def test_a_method_named_like_a_hook_without_hookimpl_fails() -> None:

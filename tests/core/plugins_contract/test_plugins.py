@@ -57,6 +57,7 @@ def test_every_broken_distribution_is_a_failed_record_of_its_kind() -> None:
         "broken-import": FailureKind.IMPORT,
         "bad-import": FailureKind.IMPORT,
         "bad-hook-arg": FailureKind.BAD_HOOK,
+        "async-observer": FailureKind.BAD_HOOK,
         "bad-hook-name": FailureKind.UNKNOWN_HOOK,
         "dataclass-config": FailureKind.BAD_CONFIG_CLASS,
         "not-a-plugin": FailureKind.NOT_A_PLUGIN,
