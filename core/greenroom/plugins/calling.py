@@ -1,160 +1,146 @@
-"""One hook implementation as pluggy calls it: named, awaited in pluggy's order, and
-collected instead of raised where a hook must reach every plugin.
+"""How a hook is called: each implementation named, checked and bounded, and a hook whose
+implementations wait called by one plain async loop in pluggy's order.
 
-``PluginHost.register`` replaces each implementation's function with one made here, so
-pluggy's own call loop (order, firstresult, old- and new-style wrappers) decides every
-call:
+``PluginHost.register`` replaces each implementation's function with one made here:
 
 - *named*: an exception it raises becomes a ``PluginHookError`` naming the plugin, its
-  distribution and the hook;
-- *awaited in order* (``call_in_passes``, for a hook with an ``async def``
-  implementation): pluggy's call runs on the event loop in the calling task, and each
-  async implementation's coroutine is driven on the spot, so pluggy sees its answer, not
-  a coroutine. Most finish without waiting on the event loop and the call is one plain
-  pluggy call. When one waits, that pass of pluggy's loop stops there, unseen by the
-  other implementations and the wrappers; the calling task awaits the rest of the
-  coroutine, then runs pluggy's call again, in which every implementation that already
-  ran answers from the pass's record instead of running again, wrappers keep their
-  place, and the one that waited gives its outcome (its answer, or its exception, which
-  pluggy then handles as it would any). Each implementation runs once, in pluggy's order,
-  and one finishes before the next starts; an async implementation runs in the calling
-  task, where it would in a plain call;
-- *collected*: inside ``collecting`` (``greenroom.plugins.owners``), a failure is
-  recorded and the implementation answers None (a failed wrapper passes the result
-  through), so the others still run;
-- *bounded*: an implementation that waits is given the host's hook timeout; one that
-  outlasts it is cancelled and fails, named like any other failure;
-- *off the event loop*: a plain implementation of a hook called during a run (``RUN_HOOKS``)
-  runs in a worker thread and is awaited like an async one, unless its plugin says its
-  hooks never block (``Plugin.nonblocking``), so a plugin that blocks stalls only itself;
+  distribution and the hook; ``SystemExit``, ``KeyboardInterrupt`` and ``GeneratorExit``
+  raised by a plugin are failures like any other;
+- *collected*: inside ``collecting`` (``greenroom.plugins.owners``) a failure is recorded
+  and the implementation answers None (a failed wrapper passes the result through), so
+  the others still run;
 - *checked*: an answer of the wrong shape (``greenroom.plugins.answers``) is that
-  implementation's failure, and ``SystemExit``, ``KeyboardInterrupt`` or ``GeneratorExit``
-  raised by a plugin is a failure like any other.
+  implementation's failure;
+- *bounded and off the loop*: an ``async def`` implementation, and a plain one of a hook
+  called during a run (``offloop.RUN_HOOKS``, run in a worker thread unless its plugin
+  is ``nonblocking``), becomes a coroutine function bounded by the host's hook timeout.
+
+A hook with none of the latter is called by pluggy itself. A hook with one is called by
+``call_async``: pluggy's own order (``HookCaller.get_hookimpls``, called last to first),
+firstresult, and new- and old-style wrappers (the old style given a ``pluggy.Result``)
+as pluggy's ``_multicall`` does them, with each coroutine awaited where pluggy would
+have called the function, so one implementation finishes before the next starts.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import math
-import threading
-from collections.abc import Callable, Coroutine, Generator, Mapping
-from contextvars import ContextVar
-from typing import Any
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, NoReturn, cast
 
 import anyio
+import pluggy
 
 from greenroom.failures import CONTAINED
 from greenroom.plugins.answers import check_answer
 from greenroom.plugins.offloop import in_thread, is_async
 from greenroom.plugins.owners import Owner, contained, note
 
-Outcome = tuple[bool, Any]
-"""How an implementation ended: (True, its answer) or (False, the exception it raised)."""
+Limit = Callable[[], "float | None"]
+"""Seconds an implementation that waits may take, read when it starts (None: no bound)."""
 
 
-class _Pass:
-    """The record of one hook call's passes through pluggy's loop."""
-
-    __slots__ = ("outcomes", "steps", "waiting")
-
-    def __init__(self) -> None:
-        self.outcomes: dict[object, Outcome] = {}
-        self.steps: dict[object, _WrapperSteps] = {}
-        self.waiting: tuple[object, Coroutine[Any, Any, Any], Any] | None = None
-
-
-class _Waiting(BaseException):
-    """Ends a pass at an async implementation that waits on the event loop (a
-    BaseException, so no plugin's ``except Exception`` can swallow it)."""
-
-
-def current_pass() -> object | None:
-    """The record of the hook call in passes now running on this thread, if any."""
-    return _current.pass_
-
-
-def is_waiting(exc: BaseException | None) -> bool:
-    """Whether a pass ended at an implementation that waits (not a failure)."""
-    return isinstance(exc, _Waiting)
-
-
-class _Current(threading.local):
-    # class defaults, so the check every plain call makes is one attribute read
-    pass_: _Pass | None = None
-    closing: bool = False  # a waiting coroutine is being closed (its GeneratorExit is not the plugin's)
-
-
-_current = _Current()
-_limit: ContextVar[float] = ContextVar("greenroom_hook_timeout", default=math.inf)
-"""Seconds an implementation that waits may take, for the hook call in progress."""
-
-
-async def call_in_passes(caller: Callable[..., Any], kwargs: Mapping[str, Any], timeout: float | None = None) -> Any:
-    """Call a hook that has implementations that wait, awaiting each in pluggy's order,
-    each bounded by ``timeout`` seconds."""
-    record = _Pass()
-    bound = _limit.set(math.inf if timeout is None else timeout)
+async def call_async(caller: pluggy.HookCaller, kwargs: Mapping[str, Any]) -> Any:
+    """Call a hook whose implementations may wait: a list of the non-None answers, or for
+    a firstresult hook the first one, as pluggy's call would give."""
+    spec = caller.spec
+    firstresult = bool(spec and spec.opts.get("firstresult"))
+    results: list[Any] = []
+    exception: BaseException | None = None
+    teardowns: list[Generator[None, Any, Any]] = []
     try:
-        while True:
-            outer = _current.pass_
-            _current.pass_ = record
+        for impl in reversed(caller.get_hookimpls()):
             try:
-                return caller(**kwargs)
-            except _Waiting:
-                pass
-            finally:
-                _current.pass_ = outer
-            assert record.waiting is not None
-            key, coro, first = record.waiting
-            record.waiting = None
-            try:
-                record.outcomes[key] = (True, await _Rest(coro, first))
-            except BaseException as exc:  # cancellation too: the next pass gives it to pluggy, and wrappers see it
-                record.outcomes[key] = (False, exc)
-    finally:
-        _limit.reset(bound)
-
-
-class _Rest:
-    """The rest of a coroutine that was driven until it first waited: awaiting this
-    yields what it yielded and goes on as ``await coro`` would have."""
-
-    def __init__(self, coro: Coroutine[Any, Any, Any], first: Any) -> None:
-        self._coro = coro
-        self._first = first
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        coro, to_yield = self._coro, self._first
-        while True:
-            try:
-                sent = yield to_yield
-            except GeneratorExit:
-                _current.closing = True
+                args = [kwargs[name] for name in impl.argnames]
+            except KeyError as exc:
+                raise pluggy.HookCallError(f"hook call must provide argument {exc.args[0]!r}") from exc
+            if impl.hookwrapper or impl.wrapper:
+                teardown: Generator[None, Any, Any] = (
+                    _old_style(impl.function, args) if impl.hookwrapper else cast(Any, impl.function(*args))
+                )
                 try:
-                    coro.close()
-                finally:
-                    _current.closing = False
-                raise
-            except BaseException as exc:
-                try:
-                    to_yield = coro.throw(exc)
-                except StopIteration as stop:
-                    return stop.value
+                    next(teardown)
+                except StopIteration:
+                    _wrap_fail(teardown, "did not yield")
+                teardowns.append(teardown)
+                continue
+            answer = impl.function(*args)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if answer is not None:
+                results.append(answer)
+                if firstresult:
+                    break
+    except BaseException as exc:  # cancellation too: the wrappers see it, then it is raised
+        exception = exc
+    result: Any = (results[0] if results else None) if firstresult else results
+    for teardown in reversed(teardowns):
+        try:
+            if exception is not None:
+                teardown.throw(exception)
             else:
-                try:
-                    to_yield = coro.send(sent)
-                except StopIteration as stop:
-                    return stop.value
+                teardown.send(result)
+            teardown.close()
+        except StopIteration as stop:
+            result, exception = stop.value, None
+            continue
+        except BaseException as exc:
+            exception = exc
+            continue
+        _wrap_fail(teardown, "has second yield")
+    if exception is not None:
+        raise exception
+    return result
 
 
-def wrap(function: Callable[..., Any], owner: Owner, *, wrapper: bool, threaded: bool = False) -> Callable[..., Any]:
-    """The function pluggy calls in place of ``function``."""
+def _old_style(function: Callable[..., Any], args: list[Any]) -> Generator[None, Any, Any]:
+    """An old-style ``hookwrapper`` as a new-style one: it is sent a ``pluggy.Result``."""
+    teardown = function(*args)
+    try:
+        next(teardown)
+    except StopIteration:
+        _wrap_fail(teardown, "did not yield")
+    try:
+        outcome = pluggy.Result((yield), None)
+    except BaseException as exc:
+        outcome = pluggy.Result(None, exc)
+    try:
+        teardown.send(outcome)
+    except StopIteration:
+        pass
+    else:
+        _wrap_fail(teardown, "has second yield")
+    finally:
+        teardown.close()
+    return outcome.get_result()
+
+
+def _wrap_fail(wrapper: Any, message: str) -> NoReturn:
+    code = getattr(wrapper, "gi_code", None)
+    where = f"{code.co_name!r} {code.co_filename}:{code.co_firstlineno}" if code is not None else repr(wrapper)
+    raise RuntimeError(f"wrap_controller at {where} {message}")
+
+
+# ----------------------------------------------------------------------------- wrapping
+
+
+def wrap(
+    function: Callable[..., Any], owner: Owner, *, wrapper: bool, threaded: bool = False, limit: Limit = lambda: None
+) -> Callable[..., Any]:
+    """The function pluggy (or ``call_async``) calls in place of ``function``."""
     if wrapper:
-        return _wrap_wrapper(function, owner)
+
+        @functools.wraps(function)
+        def steps(*args: Any, **kwargs: Any) -> _WrapperSteps:
+            return _WrapperSteps(function(*args, **kwargs), owner)
+
+        return steps
     if threaded:
-        return _wrap_async(in_thread(function), owner)
-    if is_async(function):  # the same test the host uses to call the hook in passes
-        return _wrap_async(function, owner)
+        return _wrap_async(in_thread(function), owner, limit)
+    if is_async(function):
+        return _wrap_async(function, owner, limit)
     return _wrap_sync(function, owner)
 
 
@@ -163,47 +149,32 @@ def _wrap_sync(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]
 
     @functools.wraps(function)
     def impl(*args: Any, **kwargs: Any) -> Any:
-        record = _current.pass_
-        if record is None:  # the hot path: a plain pluggy call
-            try:
-                answer = check(function(*args, **kwargs))
-            except CONTAINED as exc:
-                contained(owner, exc)
-                return None
-            note(owner, answer)
-            return answer
-        done = record.outcomes.get(impl)
-        if done is not None:
-            return done[1]
-        _current.pass_ = None  # a hook this one calls is a call of its own
         try:
             answer = check(function(*args, **kwargs))
         except CONTAINED as exc:
             contained(owner, exc)
-            answer = None
-        finally:
-            _current.pass_ = record
+            return None
         note(owner, answer)
-        record.outcomes[impl] = (True, answer)
         return answer
 
     return impl
 
 
-def _wrap_async(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]:
-    async def named(*args: Any, **kwargs: Any) -> Any:
-        limit = _limit.get()
+def _wrap_async(function: Callable[..., Any], owner: Owner, limit: Limit) -> Callable[..., Any]:
+    @functools.wraps(function)
+    async def impl(*args: Any, **kwargs: Any) -> Any:
+        seconds = limit()
+        bound = math.inf if seconds is None else seconds
+        driven = _Driven(function(*args, **kwargs))
         try:
-            # the bound is entered where the implementation starts, so its own cancel
-            # scopes nest inside it however the passes resume it
-            with anyio.fail_after(None if math.isinf(limit) else limit):
-                answer = check_answer(owner.hook, await function(*args, **kwargs))
+            with anyio.fail_after(None if math.isinf(bound) else bound):
+                answer = check_answer(owner.hook, await driven)
         except TimeoutError as exc:
-            late = TimeoutError(f"did not finish within {limit:g} s (the agent's tool_timeout)")
+            late = TimeoutError(f"did not finish within {bound:g} s (the agent's tool_timeout)")
             contained(owner, late if not exc.args else exc)
             return None
         except GeneratorExit as exc:
-            if _current.closing:  # closed from outside, not raised by the plugin
+            if driven.closed:  # closed from outside, not raised by the plugin: not its failure
                 raise
             contained(owner, exc)
             return None
@@ -213,57 +184,47 @@ def _wrap_async(function: Callable[..., Any], owner: Owner) -> Callable[..., Any
         note(owner, answer)
         return answer
 
-    @functools.wraps(function)
-    def impl(*args: Any, **kwargs: Any) -> Any:
-        record = _current.pass_
-        if record is None:
-            return named(*args, **kwargs)  # a plain pluggy call: the coroutine, as pluggy gives it
-        done = record.outcomes.get(impl)
-        if done is not None:
-            if done[0]:
-                return done[1]
-            raise done[1]
-        coro = named(*args, **kwargs)
-        _current.pass_ = None
-        try:
-            first = coro.send(None)
-        except StopIteration as stop:
-            record.outcomes[impl] = (True, stop.value)
-            return stop.value
-        finally:
-            _current.pass_ = record
-        record.waiting = (impl, coro, first)
-        raise _Waiting
-
     return impl
 
 
-def _wrap_wrapper(function: Callable[..., Any], owner: Owner) -> Callable[..., Any]:
-    @functools.wraps(function)
-    def impl(*args: Any, **kwargs: Any) -> _WrapperSteps:
-        record = _current.pass_
-        if record is None:
-            return _WrapperSteps(function(*args, **kwargs), owner)
-        steps = record.steps.get(impl)
-        if steps is None:
-            steps = record.steps[impl] = _WrapperSteps(function(*args, **kwargs), owner)
-        return steps
+class _Driven:
+    """Awaits a plugin's coroutine, telling a ``GeneratorExit`` the coroutine raised (the
+    plugin's failure) from one that closes the awaiting chain from outside."""
 
-    return impl
+    __slots__ = ("_coro", "closed")
+
+    def __init__(self, coro: Any) -> None:
+        self._coro = coro
+        self.closed = False
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro, method, value = self._coro, "send", None
+        while True:
+            try:
+                yielded = getattr(coro, method)(value)
+            except StopIteration as stop:
+                return stop.value
+            try:
+                value, method = (yield yielded), "send"
+            except GeneratorExit:
+                self.closed = True
+                coro.close()
+                raise
+            except BaseException as exc:
+                value, method = exc, "throw"
 
 
 class _WrapperSteps(Generator[None, object, object]):
-    """A hook wrapper's generator as pluggy drives it (``next`` to set up, then ``send`` or
-    ``throw`` to tear down). An exception the wrapper itself raises is named; a wrapper
-    whose failure was collected steps aside, passing the result or exception through; a
-    pass that ends waiting never reaches the wrapper, which keeps its place for the next."""
+    """A hook wrapper's generator as pluggy drives it (``next`` to set up, then ``send``
+    or ``throw`` to tear down). An exception the wrapper itself raises is named; a
+    wrapper whose failure was collected steps aside, passing the result or exception
+    through."""
 
     def __init__(self, gen: Generator[None, object, object], owner: Owner) -> None:
         self._gen = gen
         self._owner = owner
         self._set_up = False
         self._failed = False
-        self._keep_open = False
 
     @property
     def gi_code(self) -> Any:
@@ -271,37 +232,26 @@ class _WrapperSteps(Generator[None, object, object]):
         return self._gen.gi_code  # type: ignore[attr-defined]
 
     def __next__(self) -> None:
-        if self._set_up:
-            return None  # a later pass: the wrapper still waits at its yield
         self._step(self._gen.send, None, thrown=None)
         self._set_up = True
         return None
 
     def send(self, value: object) -> None:
-        if isinstance(getattr(value, "exception", None), _Waiting):
-            # an old-style wrapper's teardown in a pass that ended waiting: pluggy closes it next
-            self._keep_open = True
-            raise StopIteration
         if self._failed:
             raise StopIteration(value)
         return self._step(self._gen.send, value, thrown=None)
 
     def throw(self, typ: Any, val: Any = None, tb: Any = None) -> None:  # type: ignore[override]
         exc = typ if isinstance(typ, BaseException) else (val if isinstance(val, BaseException) else typ(val))
-        if isinstance(exc, _Waiting) or self._failed:
+        if self._failed:
             raise exc
         return self._step(self._gen.throw, exc, thrown=exc)
 
     def close(self) -> None:
-        if self._keep_open:
-            self._keep_open = False  # an old-style wrapper waiting for the next pass stays open
-            return
         if not self._failed:
             self._step(lambda _: self._gen.close(), None, thrown=None)
 
     def _step(self, method: Callable[[Any], None], arg: object, thrown: BaseException | None) -> None:
-        record = _current.pass_
-        _current.pass_ = None  # a hook the wrapper calls is a call of its own
         try:
             method(arg)
             return None
@@ -317,5 +267,3 @@ class _WrapperSteps(Generator[None, object, object]):
             if not self._set_up:
                 return None  # the set-up failed: yield, as a wrapper does, and step aside
             raise StopIteration(arg) from None
-        finally:
-            _current.pass_ = record

@@ -1,10 +1,10 @@
 """PluginHost: the pluggy manager greenroom calls hooks through.
 
-Every call goes through pluggy's own call loop, so order (tryfirst, trylast, last
-registered first), firstresult and old- and new-style wrappers behave as pluggy documents.
-A hook with no ``async def`` implementation is a plain pluggy call. A hook with one is
-called so that each async implementation finishes before pluggy calls the next, and
-wrappers see and change finished answers (``greenroom.plugins.calling``).
+Order (tryfirst, trylast, last registered first), firstresult and old- and new-style
+wrappers behave as pluggy documents. A hook none of whose implementations wait is a plain
+pluggy call; a hook with one that waits (an ``async def``, or a plain one run off the
+event loop) is called by one async loop over the same implementations in the same order,
+each awaited before the next starts (``greenroom.plugins.calling``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,7 @@ import pluggy
 
 from greenroom import hookspecs
 from greenroom.failures import PluginHookError
-from greenroom.plugins.calling import call_in_passes, wrap
+from greenroom.plugins.calling import call_async, wrap
 from greenroom.plugins.checks import ASYNC_OBSERVER, OBSERVER_HOOK
 from greenroom.plugins.offloop import is_async, runs_in_thread
 from greenroom.plugins.owners import Owner, attributing, collecting, collecting_now, own_calls
@@ -50,8 +50,9 @@ class PluginHost:
         self.hook_timeout: float | None = None
         """Seconds an implementation that waits may take during a run (the agent's
         ``tool_timeout``, set by the runtime); None: unbounded."""
+        self._trace: _Trace | None = None
         if os.environ.get("GREENROOM_TRACE_HOOKS", "").strip() not in ("", "0"):
-            trace_hook_calls(self.pm)
+            self._trace = trace_hook_calls(self.pm)
 
     # ---------------------------------------------------------------- registration
     def add_hookspecs(self, specs: ModuleType | type) -> None:
@@ -78,7 +79,12 @@ class PluginHost:
                     # discovery refuses such a plugin; this is for one registered by hand
                     raise PluginLoadError(f"plugin {name!r} (distribution {dist}): {OBSERVER_HOOK} {ASYNC_OBSERVER}")
                 owner = Owner(name, dist, hook_caller.name)
-                impl.function = wrap(impl.function, owner, wrapper=is_wrapper, threaded=threaded)  # type: ignore[misc]
+                impl.function = wrap(  # type: ignore[misc]
+                    impl.function, owner, wrapper=is_wrapper, threaded=threaded, limit=self._limit
+                )
+
+    def _limit(self) -> float | None:
+        return self.hook_timeout
 
     def plugin(self, name: str) -> Any:
         return self.pm.get_plugin(name)
@@ -108,7 +114,15 @@ class PluginHost:
         caller = getattr(self.pm.hook, hook_name)
         if hook_name not in self._async_impls:
             return caller(**kwargs)  # the hot path: several hooks a step
-        return await call_in_passes(caller, kwargs, self.hook_timeout)
+        if self._trace is None:
+            return await call_async(caller, kwargs)
+        began, failed = time.perf_counter(), True
+        try:
+            answer = await call_async(caller, kwargs)
+            failed = False
+            return answer
+        finally:
+            self._trace(hook_name, caller.get_hookimpls(), began, failed)
 
     async def call_first(self, hook_name: str, **kwargs: Any) -> Any:
         """The first non-None answer, or None: pluggy's answer for a firstresult hook (later
@@ -157,34 +171,27 @@ class PluginHost:
         return list(getattr(self.pm.hook, hook_name)(**kwargs))
 
 
-def trace_hook_calls(pm: pluggy.PluginManager) -> None:
+_Trace = Callable[[str, Sequence[Any], float, bool], None]
+"""Prints one hook call: its name, the implementations it reached, when it began, whether it failed."""
+
+
+def trace_hook_calls(pm: pluggy.PluginManager) -> _Trace:
     """Print every hook call to stderr once, with the plugins it reached and its time
-    (``GREENROOM_TRACE_HOOKS=1``), through pluggy's hook-call monitoring. A call whose
-    implementations wait runs through pluggy in passes: it is timed from its first pass
-    and printed after its last."""
-    from greenroom.plugins.calling import current_pass, is_waiting
+    (``GREENROOM_TRACE_HOOKS=1``): pluggy's own calls through its hook-call monitoring,
+    and the calls of hooks that wait through the printer this returns."""
 
-    started: dict[int, float] = {}
-    plain: list[float] = []
-
-    def before(hook_name: str, impls: Sequence[Any], kwargs: Any) -> None:
-        record = current_pass()
-        if record is None:
-            plain.append(time.perf_counter())
-        else:
-            started.setdefault(id(record), time.perf_counter())
-
-    def after(outcome: Any, hook_name: str, impls: Sequence[Any], kwargs: Any) -> None:
-        record = current_pass()
-        if record is None:
-            began = plain.pop() if plain else time.perf_counter()
-        elif is_waiting(outcome.exception):
-            return  # a pass that stopped at an implementation that waits: the call goes on
-        else:
-            began = started.pop(id(record), time.perf_counter())
+    def report(hook_name: str, impls: Sequence[Any], began: float, failed: bool) -> None:
         took = (time.perf_counter() - began) * 1000
         names = ", ".join(i.plugin_name for i in impls) or "-"
-        failed = " failed" if outcome.exception is not None else ""
-        print(f"greenroom hook {hook_name} [{names}] {took:.3f} ms{failed}", file=sys.stderr)
+        print(f"greenroom hook {hook_name} [{names}] {took:.3f} ms{' failed' if failed else ''}", file=sys.stderr)
+
+    started: list[float] = []
+
+    def before(hook_name: str, impls: Sequence[Any], kwargs: Any) -> None:
+        started.append(time.perf_counter())
+
+    def after(outcome: Any, hook_name: str, impls: Sequence[Any], kwargs: Any) -> None:
+        report(hook_name, impls, started.pop() if started else time.perf_counter(), outcome.exception is not None)
 
     pm.add_hookcall_monitoring(before, after)
+    return report
