@@ -214,10 +214,9 @@ def build_mcp(cfg: RuntimeConfig, reserved_names: Iterable[str], check: Findings
     try:
         from greenroom.mcp import McpToolset
     except ImportError as exc:
-        # greenroom.mcp.sdk re-raises the SDK's ImportError with its own advice; quote only the
-        # underlying reason (which module is missing), not the advice twice
-        reason = exc.__cause__ or exc
-        message = f"MCP servers need the official MCP SDK (2.x): pip install 'greenroom[mcp]' ({reason})"
+        from greenroom.mcp.errors import sdk_missing
+
+        message = f"MCP servers: {sdk_missing(exc)}"
         if check is None or check.connect:
             raise ConfigError(message, file=cfg.origin("tools.mcp"), path="tools.mcp") from None
         # the caches need no SDK: a config is checked where the extra is not installed

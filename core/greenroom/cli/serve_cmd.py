@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from greenroom.cli.app import app, fail
+from greenroom.cli.app import app, fail, need_mcp
 
 
 @app.command("serve")
@@ -58,10 +58,11 @@ def serve_cmd(
     front, every other tool found on demand, priors learned from every client's calls."""
     import anyio
 
-    from greenroom.serve.ops import logs
-
     if transport not in ("stdio", "http"):
         fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
+    need_mcp("greenroom serve")
+    from greenroom.serve.ops import logs
+
     section = _serve_section(path)
     ops = _operations(section, transport, drain_timeout, max_body_bytes, max_calls_per_client, log_format)
     logs.configure(ops["log_format"])
