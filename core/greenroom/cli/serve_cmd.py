@@ -157,20 +157,11 @@ def _operations(
 
 def _oauth(serve: Any, issuer: str | None, audience: str | None) -> Any:
     """The OAuth settings: ``[serve.oauth]`` with the flags over it; None without either."""
-    import attrs
+    from greenroom.serve.oauth import OAuthSetupError, check_settings, with_flags
 
-    from greenroom.config.model import ServeOAuthConfig
-    from greenroom.serve.oauth import OAuthSetupError, check_settings
-
-    section = serve.oauth
-    if section is None and issuer is None and audience is None:
-        return None
+    section = with_flags(serve.oauth, issuer, audience)
     if section is None:
-        if issuer is None or audience is None:
-            fail("OAuth needs both --oauth-issuer and --oauth-audience (or a [serve.oauth] section)")
-        section = ServeOAuthConfig(issuer=issuer, audience=audience)
-    else:
-        section = attrs.evolve(section, issuer=issuer or section.issuer, audience=audience or section.audience)
+        return None
     try:
         import jwt  # noqa: F401  (the access tokens' checks)
     except ImportError:

@@ -221,9 +221,11 @@ class ServeOAuthConfig:
 
     Args:
         issuer: The authorization server's issuer URL; its metadata names the keys (JWKS)
-            that sign access tokens. https, or http on loopback only.
+            that sign access tokens. https, or http on loopback only. Needed here or as
+            ``--oauth-issuer``, which wins.
         audience: This gateway's URL as clients reach it (the RFC 8707 resource); a token
-            whose ``aud`` does not name it is refused.
+            whose ``aud`` does not name it is refused. Needed here or as
+            ``--oauth-audience``, which wins.
         required_scopes: Scopes every token must carry (403 otherwise).
         scopes: Per scope, the tools a caller without it never sees nor runs: tool-name
             globs, ``group:NAME`` or ``mcp:SERVER``.
@@ -234,8 +236,8 @@ class ServeOAuthConfig:
         leeway: Seconds of clock skew allowed on ``exp`` and ``nbf``.
     """
 
-    issuer: str
-    audience: str
+    issuer: str | None = None
+    audience: str | None = None
     required_scopes: tuple[str, ...] = ()
     scopes: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
     per_principal: bool = False
