@@ -199,8 +199,11 @@ def _loader(func: Any, ref: str) -> Any:
     return load
 
 
-def build_mcp(cfg: RuntimeConfig, reserved_names: Iterable[str], check: Findings | None = None) -> McpToolset | None:
-    """The ``[[tools.mcp]]`` servers, prepared: uncached ones listed, eager ones started.
+def build_mcp(
+    cfg: RuntimeConfig, reserved_names: Iterable[str], check: Findings | None = None, *, prepare: bool = True
+) -> McpToolset | None:
+    """The ``[[tools.mcp]]`` servers, prepared: uncached ones listed, eager ones started
+    (unless not ``prepare``: then the caller prepares them, ``McpToolset.prepare(late=True)``).
 
     For a check nothing starts (cached listings are read, and a server without one is a
     note), unless it connects: then every server is started and listed. The caller owns
@@ -229,7 +232,8 @@ def build_mcp(cfg: RuntimeConfig, reserved_names: Iterable[str], check: Findings
     )
     try:
         if check is None:
-            toolset.prepare_blocking()
+            if prepare:
+                toolset.prepare_blocking()
         elif check.connect:
             _start_every_server(cfg, toolset, check)
         else:

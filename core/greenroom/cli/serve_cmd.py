@@ -184,7 +184,8 @@ def _gateway(path: Path, per_client: bool, oauth: Any = None, max_calls_per_clie
     from greenroom.config import ConfigError
 
     try:
-        rt = build_runtime(path, offline_model=True)
+        # no server starts here: the gateway lists them once it answers (serve.listings)
+        rt = build_runtime(path, offline_model=True, prepare_mcp=False)
     except ConfigError as exc:
         fail(str(exc))
     except Exception as exc:  # a plugin failing to start must not print a traceback

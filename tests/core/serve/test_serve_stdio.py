@@ -121,13 +121,15 @@ async def test_results_prompts_and_resources_are_as_upstream_gave_them(make_conf
 
 
 async def test_policy_hides_tools_and_resources_of_two_servers_are_told_apart(
-    make_config: Callable[..., Path],
+    make_config: Callable[..., Path], shared: Path
 ) -> None:
+    # twin runs rich's very command line, so its listing is rich's, cached already: the
+    # instructions a gateway gives on its first start name only servers listed before
     twin = f"""
 [[tools.mcp]]
 name = "twin"
 command = {sys.executable!r}
-args = [{str(RICH_SERVER)!r}]
+args = [{str(RICH_SERVER)!r}, {str(shared)!r}]
 
 [tools.policy]
 deny = ["rich__*", "git__git_commit"]
