@@ -36,7 +36,7 @@ from greenroom.serve.ops.limits import MAX_CALLS_PER_CLIENT, Calls, client_key
 from greenroom.serve.ops.logs import logged, note_caller
 from greenroom.serve.pages import NOT_CACHEABLE, SHARED_TTL_MS, UPSTREAM_TTL_MS, CursorError, Freshness, page
 from greenroom.serve.results import to_call_result, to_mcp_tool
-from greenroom.serve.sessions import MAX_CALLERS, LogicalRuns
+from greenroom.serve.sessions import MAX_CALLERS, Limits, LogicalRuns
 from greenroom.serve.upstream import Upstream, mcp_servers
 from greenroom.tools import ToolResult
 from greenroom.tools.base import progress_listener
@@ -64,6 +64,7 @@ class Gateway:
         per_client: bool = False,
         name: str = "greenroom",
         max_calls_per_client: int = MAX_CALLS_PER_CLIENT,
+        session_limits: Limits | None = None,
     ) -> None:
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
@@ -73,7 +74,7 @@ class Gateway:
         self.upstream = Upstream(mcp_servers(runtime))
         self.first_listing = FirstListing(runtime)
         self.clients: set[ClientRun] = set()
-        self.logical = LogicalRuns(lambda name: ClientRun(self.runtime, client_name=name), self._end)
+        self.logical = LogicalRuns(lambda name: ClientRun(self.runtime, client_name=name), self._end, session_limits)
         self.first_views: dict[ClientRun, ClientView] = {}
         self.last_listed: dict[str, tuple[str, ...]] = {}  # caller key -> tools/list it was given last
         self.instructions = ""
