@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from greenroom import SearchQuery, ToolDescriptor
 from greenroom.kit import IdentityMemo
@@ -31,13 +32,22 @@ def format_functions(tools: Sequence[ToolDescriptor]) -> str:
     return "\n".join(["<functions>", *map(function_line, tools), "</functions>"])
 
 
-def found(matched: Sequence[ToolDescriptor], missing: Sequence[str], call_hint: str) -> str:
-    """The schemas found, the ``select:`` names that were not, and how to call them."""
-    parts = [format_functions(matched)]
+def found(matched: Sequence[ToolDescriptor], missing: Sequence[str], call_hint: str) -> tuple[str, str]:
+    """The schemas found, the ``select:`` names that were not, and how to call them; and
+    that answer's words beside the schemas (``missing`` and the hint), for ``structured``."""
+    parts = []
     if missing:
         parts.append(f"Not found: {', '.join(missing)}.")
     parts.append(call_hint)
-    return "\n".join(parts)
+    rest = "\n".join(parts)
+    return f"{format_functions(matched)}\n{rest}", rest
+
+
+def structured(text: str, tools: Sequence[ToolDescriptor] = ()) -> dict[str, Any]:
+    """An answer's facts as structured content: the definitions found (as in the text's
+    ``<function>`` lines) and the words beside them. A client that shows its model only
+    this part (pydantic-ai, fastmcp's ``.data``) gives it what the text says."""
+    return {"tools": [tool.to_json() for tool in tools], "message": text}
 
 
 def browse(deferred: Sequence[ToolDescriptor], limit: int) -> tuple[list[ToolDescriptor], str]:

@@ -31,9 +31,6 @@ from greenroom_deferred.run_state import run_strategy
 from greenroom_deferred.state import DeferralState, Placement, PlacementSource
 from greenroom_deferred.strategies import Strategy
 
-NONE_FOUND: dict[str, list[str]] = {"tools": []}
-"""``ToolSearch``'s ``structured`` when it loaded nothing (shared: never changed)."""
-
 
 class RunTool:
     """A tool of this plugin; ``answer`` gets the run the call belongs to."""
@@ -67,7 +64,8 @@ class ToolSearch(RunTool):
     Its result is text for the model: the tools found as a ``<functions>`` block, one
     ``<function>{json}</function>`` line per tool (description, name, parameters), then
     the ``select:`` names not found and how to call what was found; or why nothing was
-    found. ``structured`` is ``{"tools": [the names found, in order]}`` (empty when none).
+    found. ``structured`` carries the same: ``{"tools": [the definitions found, in order,
+    as in the text], "message": the rest of the text}`` (``answers.structured``).
 
     The contract with a provider whose model searches on the client side (``native``
     strategy; OpenAI's ``tool_search`` with ``execution: "client"``, Anthropic's
@@ -95,12 +93,12 @@ class ToolSearch(RunTool):
             # every tool is already in the model's list: nothing to rank (``select:`` still
             # answers with schemas by name, deferred or not)
             run.emit(SearchPerformed(step=run.step, query=query.text, mode=query.mode, results=()))
-            return ToolResult(answers.NOTHING_DEFERRED, structured=NONE_FOUND)
+            return _said(answers.NOTHING_DEFERRED)
         if query.mode == "browse":
             shown, text = answers.browse(deferred, self.config.browse_limit)
             results = tuple((d.name, 0.0) for d in shown)
             run.emit(SearchPerformed(step=run.step, query="", mode="browse", results=results))
-            return ToolResult(text, structured=NONE_FOUND)
+            return _said(text)
         by_name = catalog.by_name
         missing: list[str] = []
         if query.mode == "select":
@@ -116,12 +114,12 @@ class ToolSearch(RunTool):
         )
         matched = [by_name[n] for n, _ in scored if n in by_name]
         if not matched:
-            text = answers.no_match(query, deferred, missing, self.config.browse_limit)
-            return ToolResult(text, structured=NONE_FOUND)
+            return _said(answers.no_match(query, deferred, missing, self.config.browse_limit))
         strategy = self.strategy(run)
         names = [d.name for d in matched]
         strategy.promote(run, st, names, f"search {query.text!r}")
-        return ToolResult(answers.found(matched, missing, strategy.call_hint), structured={"tools": names})
+        text, rest = answers.found(matched, missing, strategy.call_hint)
+        return ToolResult(text, structured=answers.structured(rest, matched))
 
     def _group(self, run: RunContext, st: DeferralState, query: SearchQuery) -> ToolResult:
         """``group:NAME``: the names (and first lines) of one group's tools, no schemas."""
@@ -129,9 +127,13 @@ class ToolSearch(RunTool):
         members, label = group_members(run, wanted)
         run.emit(SearchPerformed(step=run.step, query=query.text, mode="group", results=()))
         if members is None:
-            text = answers.unknown_group(wanted, [g.id for g in run.groups.values()], domains(run))
-            return ToolResult(text, structured=NONE_FOUND)
-        return ToolResult(answers.group_names(label, members, self.config.browse_limit * 4), structured=NONE_FOUND)
+            return _said(answers.unknown_group(wanted, [g.id for g in run.groups.values()], domains(run)))
+        return _said(answers.group_names(label, members, self.config.browse_limit * 4))
+
+
+def _said(text: str) -> ToolResult:
+    """An answer that found no schema: its text, and the same as structured content."""
+    return ToolResult(text, structured=answers.structured(text))
 
 
 class LoadTools(RunTool):
@@ -149,12 +151,12 @@ class LoadTools(RunTool):
             out["schemas"] = []
         if group_id not in run.groups:
             out["error"] = f"unknown group {group_id!r}; available: {', '.join(sorted(run.groups))}"
-            return ToolResult(compact_json(out), is_error=True)
+            return _loaded(out, is_error=True)
         try:
             tools = await run.load_group(group_id)
         except Exception as exc:  # a loader that failed can be retried: tell the model why
             out["error"] = f"loading {group_id} failed: {type(exc).__name__}: {exc}"
-            return ToolResult(compact_json(out), is_error=True)
+            return _loaded(out, is_error=True)
         available = {t.descriptor.name: t.descriptor for t in tools if t.descriptor.name not in run.hidden}
         if wanted:
             names = [n for n in wanted if n in available]
@@ -180,7 +182,12 @@ class LoadTools(RunTool):
             if n not in st.modes:
                 st.place(n, Placement("deferred", PlacementSource.GROUP, f"group {group_id}"))
         strategy.promote(run, st, sorted(names), f"load_tools {group_id}")
-        return ToolResult(compact_json(out), is_error=out["error"] is not None and not names)
+        return _loaded(out, is_error=out["error"] is not None and not names)
+
+
+def _loaded(out: dict[str, Any], *, is_error: bool) -> ToolResult:
+    """What ``load_tools`` answers: its report as JSON text, and as structured content."""
+    return ToolResult(compact_json(out), is_error=is_error, structured=out)
 
 
 class Dispatcher(RunTool):

@@ -229,11 +229,17 @@ def build_runtime(
     overrides: Mapping[str, Any] | None = None,
     check: Findings | None = None,
     offline_model: bool = False,
+    prepare_mcp: bool = True,
 ) -> Runtime:
     """Compose a runtime from a config file (``model`` overrides ``agent.model``).
 
     ``offline_model``: the runtime will not call its model (``greenroom inspect``), so a
     provider whose SDK is not installed is no error.
+
+    ``prepare_mcp=False``: the MCP servers are neither listed nor started here; the runtime
+    starts with their cached listings and the caller prepares them
+    (``runtime.mcp.prepare(late=True)``, then ``runtime.follow_listings()``): the gateway,
+    which answers its clients meanwhile.
 
     ``check`` makes it the build of ``greenroom config check``: the same steps, but no
     MCP server starts (unless ``check.connect``), and problems are recorded there, the
@@ -250,7 +256,7 @@ def build_runtime(
     tools = [*_stage(check, no_tools, lambda: build_tools(cfg, check)), *extra_tools]
     groups = _stage(check, no_groups, lambda: build_groups(cfg, check))
     reserved = [t.descriptor.name for t in tools] + [n for g in groups for n in g.tool_names]
-    mcp = build_mcp(cfg, reserved, check)
+    mcp = build_mcp(cfg, reserved, check, prepare=prepare_mcp)
     try:
         if mcp is not None:
             tools += mcp.tools()

@@ -199,8 +199,11 @@ def _loader(func: Any, ref: str) -> Any:
     return load
 
 
-def build_mcp(cfg: RuntimeConfig, reserved_names: Iterable[str], check: Findings | None = None) -> McpToolset | None:
-    """The ``[[tools.mcp]]`` servers, prepared: uncached ones listed, eager ones started.
+def build_mcp(
+    cfg: RuntimeConfig, reserved_names: Iterable[str], check: Findings | None = None, *, prepare: bool = True
+) -> McpToolset | None:
+    """The ``[[tools.mcp]]`` servers, prepared: uncached ones listed, eager ones started
+    (unless not ``prepare``: then the caller prepares them, ``McpToolset.prepare(late=True)``).
 
     For a check nothing starts (cached listings are read, and a server without one is a
     note), unless it connects: then every server is started and listed. The caller owns
@@ -214,10 +217,9 @@ def build_mcp(cfg: RuntimeConfig, reserved_names: Iterable[str], check: Findings
     try:
         from greenroom.mcp import McpToolset
     except ImportError as exc:
-        # greenroom.mcp.sdk re-raises the SDK's ImportError with its own advice; quote only the
-        # underlying reason (which module is missing), not the advice twice
-        reason = exc.__cause__ or exc
-        message = f"MCP servers need the official MCP SDK (2.x): pip install 'greenroom[mcp]' ({reason})"
+        from greenroom.mcp.errors import sdk_missing
+
+        message = f"MCP servers: {sdk_missing(exc)}"
         if check is None or check.connect:
             raise ConfigError(message, file=cfg.origin("tools.mcp"), path="tools.mcp") from None
         # the caches need no SDK: a config is checked where the extra is not installed
@@ -230,7 +232,8 @@ def build_mcp(cfg: RuntimeConfig, reserved_names: Iterable[str], check: Findings
     )
     try:
         if check is None:
-            toolset.prepare_blocking()
+            if prepare:
+                toolset.prepare_blocking()
         elif check.connect:
             _start_every_server(cfg, toolset, check)
         else:

@@ -46,6 +46,17 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+def need_mcp(command: str) -> None:
+    """Stop ``command`` with one line naming the extra to install when the MCP SDK is missing
+    (the advice ``greenroom run`` gives for a config's MCP servers), never a traceback."""
+    try:
+        import greenroom.mcp.sdk  # noqa: F401
+    except ImportError as exc:
+        from greenroom.mcp.errors import sdk_missing
+
+        fail(f"{command}: {sdk_missing(exc)}")
+
+
 def add_plugin_commands(target: typer.Typer, records: list[PluginRecord] | None = None) -> list[str]:
     """Let every enabled, healthy plugin add its subcommands, each in its own try: a plugin
     that fails to start or to add them is reported and skipped. Returns who added some."""

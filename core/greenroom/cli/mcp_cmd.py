@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from greenroom.cli.app import app, console, err_console, fail
+from greenroom.cli.app import app, console, err_console, fail, need_mcp
 
 if TYPE_CHECKING:
     from greenroom.config.model import McpServerConfig
@@ -75,6 +75,7 @@ def _connect(
 ) -> tuple[McpListing, bool]:
     import anyio
 
+    need_mcp(f"greenroom mcp {'login' if fresh else 'probe'}")
     from greenroom._support.redact import public_url
     from greenroom.mcp.oauth.login import connect
 

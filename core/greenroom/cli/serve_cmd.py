@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from greenroom.cli.app import app, fail
+from greenroom.cli.app import app, fail, need_mcp
 
 
 @app.command("serve")
@@ -53,15 +53,29 @@ def serve_cmd(
     log_format: Annotated[
         str | None, typer.Option("--log-format", help="text (default) or json: one JSON object per line on stderr.")
     ] = None,
+    home: Annotated[
+        Path | None,
+        typer.Option(
+            "--home",
+            metavar="DIR",
+            help="greenroom's state folder (priors, listings, tokens), as GREENROOM_HOME sets it: "
+            "MCP clients start the gateway without your environment.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the config's tools as one MCP server: a tool search and the eager tools up
     front, every other tool found on demand, priors learned from every client's calls."""
     import anyio
 
-    from greenroom.serve.ops import logs
-
+    if home is not None:
+        # the variable itself, so everything that finds the state folder by it (the plugins'
+        # stores, the listing and token caches) finds this one
+        os.environ["GREENROOM_HOME"] = str(home.expanduser().resolve())
     if transport not in ("stdio", "http"):
         fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
+    need_mcp("greenroom serve")
+    from greenroom.serve.ops import logs
+
     section = _serve_section(path)
     ops = _operations(section, transport, drain_timeout, max_body_bytes, max_calls_per_client, log_format)
     logs.configure(ops["log_format"])
@@ -87,7 +101,7 @@ def serve_cmd(
             logging.getLogger("greenroom.serve").warning("%s", warning)
         else:
             print(f"greenroom serve: warning: {warning}", file=sys.stderr)
-    gateway = _gateway(path, per_client, oauth, ops["max_calls_per_client"])
+    gateway = _gateway(path, per_client, oauth, ops["max_calls_per_client"], _session_limits(section))
     try:
         if transport == "http":
             from greenroom.serve import serve_http
@@ -156,20 +170,11 @@ def _operations(
 
 def _oauth(serve: Any, issuer: str | None, audience: str | None) -> Any:
     """The OAuth settings: ``[serve.oauth]`` with the flags over it; None without either."""
-    import attrs
+    from greenroom.serve.oauth import OAuthSetupError, check_settings, with_flags
 
-    from greenroom.config.model import ServeOAuthConfig
-    from greenroom.serve.oauth import OAuthSetupError, check_settings
-
-    section = serve.oauth
-    if section is None and issuer is None and audience is None:
-        return None
+    section = with_flags(serve.oauth, issuer, audience)
     if section is None:
-        if issuer is None or audience is None:
-            fail("OAuth needs both --oauth-issuer and --oauth-audience (or a [serve.oauth] section)")
-        section = ServeOAuthConfig(issuer=issuer, audience=audience)
-    else:
-        section = attrs.evolve(section, issuer=issuer or section.issuer, audience=audience or section.audience)
+        return None
     try:
         import jwt  # noqa: F401  (the access tokens' checks)
     except ImportError:
@@ -187,12 +192,22 @@ def _loopback(host: str) -> bool:
     return is_loopback(host)
 
 
-def _gateway(path: Path, per_client: bool, oauth: Any = None, max_calls_per_client: int = 16) -> Any:
+def _session_limits(section: Any) -> Any:
+    """How long a sessionless caller's run is kept: the ``[serve]`` keys, else the variables."""
+    from greenroom.serve.sessions import Limits
+
+    return Limits.from_env(idle=section.session_idle, age=section.session_age, calls=section.session_calls)
+
+
+def _gateway(
+    path: Path, per_client: bool, oauth: Any = None, max_calls_per_client: int = 16, session_limits: Any = None
+) -> Any:
     from greenroom.build.compose import build_runtime
     from greenroom.config import ConfigError
 
     try:
-        rt = build_runtime(path, offline_model=True)
+        # no server starts here: the gateway lists them once it answers (serve.listings)
+        rt = build_runtime(path, offline_model=True, prepare_mcp=False)
     except ConfigError as exc:
         fail(str(exc))
     except Exception as exc:  # a plugin failing to start must not print a traceback
@@ -206,10 +221,11 @@ def _gateway(path: Path, per_client: bool, oauth: Any = None, max_calls_per_clie
             per_principal=oauth.per_principal,
             per_client=per_client,
             max_calls_per_client=max_calls_per_client,
+            session_limits=session_limits,
         )
     from greenroom.serve import Gateway
 
-    return Gateway(rt, per_client=per_client, max_calls_per_client=max_calls_per_client)
+    return Gateway(rt, per_client=per_client, max_calls_per_client=max_calls_per_client, session_limits=session_limits)
 
 
 async def _stdio_until_signal(gateway: Any) -> None:

@@ -221,9 +221,11 @@ class ServeOAuthConfig:
 
     Args:
         issuer: The authorization server's issuer URL; its metadata names the keys (JWKS)
-            that sign access tokens. https, or http on loopback only.
+            that sign access tokens. https, or http on loopback only. Needed here or as
+            ``--oauth-issuer``, which wins.
         audience: This gateway's URL as clients reach it (the RFC 8707 resource); a token
-            whose ``aud`` does not name it is refused.
+            whose ``aud`` does not name it is refused. Needed here or as
+            ``--oauth-audience``, which wins.
         required_scopes: Scopes every token must carry (403 otherwise).
         scopes: Per scope, the tools a caller without it never sees nor runs: tool-name
             globs, ``group:NAME`` or ``mcp:SERVER``.
@@ -234,8 +236,8 @@ class ServeOAuthConfig:
         leeway: Seconds of clock skew allowed on ``exp`` and ``nbf``.
     """
 
-    issuer: str
-    audience: str
+    issuer: str | None = None
+    audience: str | None = None
     required_scopes: tuple[str, ...] = ()
     scopes: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
     per_principal: bool = False
@@ -256,6 +258,12 @@ class ServeConfig:
         max_calls_per_client: Calls one client may have in progress at once
             (``--max-calls-per-client``); one more is refused at once with an error result.
         log_format: ``text`` or ``json`` (one JSON object per line, ``--log-format``).
+        session_idle: Seconds a sessionless (MCP 2026-07-28) caller's run is kept while
+            idle. Unset: ``GREENROOM_SERVE_SESSION_IDLE``, else 300.
+        session_age: Seconds such a run lasts at most. Unset:
+            ``GREENROOM_SERVE_SESSION_AGE``, else 1800.
+        session_calls: Calls such a run makes at most. Unset:
+            ``GREENROOM_SERVE_SESSION_CALLS``, else 200.
         oauth: OAuth 2.1 over HTTP: who may call the gateway, and what each caller sees.
     """
 
@@ -263,6 +271,9 @@ class ServeConfig:
     max_body_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=attrs.validators.ge(1))
     max_calls_per_client: int = attrs.field(default=16, validator=attrs.validators.ge(1))
     log_format: Literal["text", "json"] = "text"
+    session_idle: float | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
+    session_age: float | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.gt(0)))
+    session_calls: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.ge(1)))
     oauth: ServeOAuthConfig | None = None
 
 

@@ -42,6 +42,12 @@ class McpStartError(McpError):
     """An MCP server could not be started, connected to, initialised or listed."""
 
 
+def sdk_missing(exc: BaseException) -> str:
+    """The one line that says the ``mcp`` extra is missing: what to install, and which module
+    could not be imported (``exc``, or the ImportError it was raised from)."""
+    return f"the MCP SDK (2.x) is not installed: pip install 'greenroom[mcp]' ({exc.__cause__ or exc})"
+
+
 def describe_target(config: McpServerConfig) -> str:
     """``command: ...`` or ``url: ...`` for messages (no env, no headers, no URL userinfo/query)."""
     if config.url:
@@ -145,6 +151,7 @@ __all__ = [
     "first_error",
     "is_credential",
     "quiet_stdout_noise",
+    "sdk_missing",
     "server_secrets",
     "serving",
 ]

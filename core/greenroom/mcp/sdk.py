@@ -16,9 +16,9 @@ try:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared.exceptions import MCPError
 except ImportError as _exc:  # pragma: no cover - exercised only without the extra (in a subprocess)
-    raise ImportError(
-        f"MCP tool sources need the official MCP SDK (2.x): pip install 'greenroom[mcp]' ({_exc})"
-    ) from _exc
+    from greenroom.mcp.errors import sdk_missing
+
+    raise ImportError(f"MCP tool sources: {sdk_missing(_exc)}") from _exc
 
 __all__ = [
     "ClientSession",

@@ -109,20 +109,32 @@ class McpToolset:
         prefix = group_prefix(server)
         return None if prefix is None else self.policy.hides_every_name_with(prefix)
 
-    async def prepare(self, *, strict: bool = False) -> None:
+    async def prepare(self, *, strict: bool = False, late: bool = False) -> None:
         """List uncached servers and start eager ones, concurrently.
 
         A server that fails is recorded in ``errors`` and logged (its group stays
         loadable and retries later); with ``strict`` the first failure is raised.
+        ``late``: the runtime was built from what was known before (the cached listings),
+        so a server listed now for the first time is a change it takes in
+        (``take_changed``), as a server that listed new tools is.
         """
-        todo = [s for s in self.servers.values() if self._needs_start(s)]
+        todo = self.pending()
         if todo:
+            unlisted = [s for s in todo if s.listing is None]
             await self.host.call(self._prepare_in_host, todo)
+            if late:
+                with self._changed_lock:
+                    self._changed.update((s.name, s) for s in unlisted if s.listing is not None)
         self._after_prepare(strict)
+
+    def pending(self) -> list[McpServer]:
+        """The servers ``prepare`` lists or starts: those never listed (cached or live) and
+        the ``start = "eager"`` ones, but none the policy hides whole."""
+        return [s for s in self.servers.values() if self._needs_start(s)]
 
     def prepare_blocking(self, *, strict: bool = False) -> None:
         """``prepare()`` for synchronous callers such as ``build_runtime``."""
-        todo = [s for s in self.servers.values() if self._needs_start(s)]
+        todo = self.pending()
         if todo:
             self.host.call_blocking(self._prepare_in_host, todo)
         self._after_prepare(strict)

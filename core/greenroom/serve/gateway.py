@@ -13,7 +13,8 @@ client's tools (a strategy that adds the tools a search found), it is told with
 ``subscriptions/listen``. Lists come in pages with honest cache hints (``pages``). Each
 request is observed by the plugins' ``greenroom_serve_request`` (a tracer's server span)
 in the task that handles it, and logged (``ops.logs``). A client has at most so many
-calls in progress (``ops.limits``); one more is an error result at once.
+calls in progress (``ops.limits``); one more is an error result at once. Upstream
+servers nothing is known of are listed once the gateway answers (``listings``).
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from greenroom.mcp.observe import McpRequest, header_map, observed
 from greenroom.mcp.sdk import mcp_types
 from greenroom.serve.caller import caller_key
 from greenroom.serve.client import ClientRun, ClientView, client_name_of, progress_to, sessionless
+from greenroom.serve.listings import FirstListing, upstream_changes
 from greenroom.serve.ops.limits import MAX_CALLS_PER_CLIENT, Calls, client_key
 from greenroom.serve.ops.logs import logged, note_caller
 from greenroom.serve.pages import NOT_CACHEABLE, SHARED_TTL_MS, UPSTREAM_TTL_MS, CursorError, Freshness, page
 from greenroom.serve.results import to_call_result, to_mcp_tool
-from greenroom.serve.sessions import MAX_CALLERS, LogicalRuns
+from greenroom.serve.sessions import MAX_CALLERS, Limits, LogicalRuns
 from greenroom.serve.upstream import Upstream, mcp_servers
 from greenroom.tools import ToolResult
 from greenroom.tools.base import progress_listener
@@ -62,6 +64,7 @@ class Gateway:
         per_client: bool = False,
         name: str = "greenroom",
         max_calls_per_client: int = MAX_CALLS_PER_CLIENT,
+        session_limits: Limits | None = None,
     ) -> None:
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
@@ -69,8 +72,9 @@ class Gateway:
         self.per_client = per_client
         self.calls = Calls(max_calls_per_client)
         self.upstream = Upstream(mcp_servers(runtime))
+        self.first_listing = FirstListing(runtime)
         self.clients: set[ClientRun] = set()
-        self.logical = LogicalRuns(lambda name: ClientRun(self.runtime, client_name=name), self._end)
+        self.logical = LogicalRuns(lambda name: ClientRun(self.runtime, client_name=name), self._end, session_limits)
         self.first_views: dict[ClientRun, ClientView] = {}
         self.last_listed: dict[str, tuple[str, ...]] = {}  # caller key -> tools/list it was given last
         self.instructions = ""
@@ -91,12 +95,14 @@ class Gateway:
 
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
-        """Prepared, following what upstream servers change while the body serves, then
-        closed (``aclose``) however the body ends."""
+        """Prepared, listing the upstream servers nothing is known of and following what
+        they change while the body serves (``listings``), then closed (``aclose``)
+        however the body ends."""
         try:
             await self.prepare()
             async with anyio.create_task_group() as tg:
-                changes = self._changes()
+                tg.start_soon(self._list_upstream)
+                changes = upstream_changes(self.runtime)
                 if changes is not None:
                     tg.start_soon(self._follow_upstream, changes)
                 self.logical.later = tg.start_soon  # a run retired while held ends in the background
@@ -108,27 +114,18 @@ class Gateway:
         finally:
             await self.aclose()
 
-    def _changes(self) -> MemoryObjectReceiveStream[None] | None:
-        """A stream that says (at most one notice pending) when an upstream server's
-        tools changed; told in the MCP host's thread, read in this loop."""
-        mcp = self.runtime.mcp
-        if mcp is None:
-            return None
-        send, receive = anyio.create_memory_object_stream[None](1)
-        token = anyio.lowlevel.current_token()
-
-        def put() -> None:
-            with contextlib.suppress(anyio.WouldBlock):  # a notice is pending already
-                send.send_nowait(None)
-
-        def heard() -> None:
-            try:
-                anyio.from_thread.run_sync(put, token=token)
-            except Exception:  # the gateway is stopping
-                log.debug("an upstream change was not handed on", exc_info=True)
-
-        mcp.on_change(heard)
-        return receive
+    async def _list_upstream(self) -> None:
+        """The servers the runtime was built without, listed while the gateway answers;
+        their tools then offered as a change of upstream tools is, and the instructions
+        worked out again for the clients still to come."""
+        try:
+            if await self.first_listing.run():
+                await self.upstream_changed()
+                await self.prepare()
+        except Exception:  # the servers start again when a call needs them
+            log.warning("listing the upstream MCP servers failed", exc_info=True)
+        finally:
+            self.first_listing.finish()
 
     async def _follow_upstream(self, changes: MemoryObjectReceiveStream[None]) -> None:
         async for _ in changes:
@@ -164,7 +161,9 @@ class Gateway:
 
     # -- clients -------------------------------------------------------------------------
     async def client(self, ctx: ServerRequestContext[Any, Any]) -> ClientRun:
-        """The run of the client that sent this request; started on its first request."""
+        """The run of the client that sent this request; started on its first request,
+        once the servers the gateway started with are listed."""
+        await self.first_listing.wait(ctx.method)
         conn = ctx.session._connection  # its state and teardown: the SDK has no public way to it
         run: ClientRun | None = conn.state.get(_STATE_KEY)
         if run is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -49,8 +50,18 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def endpoints(oauth: ServeOAuthConfig) -> tuple[str, str]:
+    """The issuer and the audience, which the file or the flags must have given."""
+    if oauth.issuer is None or oauth.audience is None:
+        missing = [k for k in ("issuer", "audience") if getattr(oauth, k) is None]
+        flags = " and ".join(f"--oauth-{k}" for k in missing)
+        raise OAuthSetupError(f"OAuth needs {flags} (or {' and '.join(missing)} in [serve.oauth])")
+    return oauth.issuer, oauth.audience
+
+
 def check_settings(oauth: ServeOAuthConfig, where: str = "[serve.oauth]") -> ServeOAuthConfig:
     """The settings, or ``OAuthSetupError`` naming what is wrong with them."""
+    endpoints(oauth)
     for key, url in (("issuer", oauth.issuer), ("audience", oauth.audience), ("jwks_url", oauth.jwks_url)):
         if url is None:
             continue
@@ -76,6 +87,15 @@ def check_settings(oauth: ServeOAuthConfig, where: str = "[serve.oauth]") -> Ser
     return oauth
 
 
+def with_flags(oauth: ServeOAuthConfig | None, issuer: str | None, audience: str | None) -> ServeOAuthConfig | None:
+    """``[serve.oauth]`` (or none) with ``--oauth-issuer`` and ``--oauth-audience`` over
+    it, key by key; None when neither the file nor a flag asks for OAuth."""
+    if oauth is None and issuer is None and audience is None:
+        return None
+    section = oauth or ServeOAuthConfig()
+    return attrs.evolve(section, issuer=issuer or section.issuer, audience=audience or section.audience)
+
+
 def serve_section(path: str) -> ServeConfig:
     """The ``[serve]`` section of a config file (its bases merged, ``${VAR}`` filled in)."""
     from greenroom.config.loading import interpolate, load_merged, structure
@@ -93,12 +113,13 @@ def auth_settings(oauth: ServeOAuthConfig) -> AuthSettings:
     """What the SDK's HTTP app needs to guard the endpoint and serve the metadata."""
     from mcp.server.auth.settings import AuthSettings
 
+    issuer, audience = endpoints(oauth)
     # validated from strings: AnyHttpUrl(...) built directly adds a "/" to a bare origin, and
     # a client then finds the metadata's issuer is not the authorization server's own
     return AuthSettings.model_validate(
         {
-            "issuer_url": oauth.issuer,
-            "resource_server_url": oauth.audience,
+            "issuer_url": issuer,
+            "resource_server_url": audience,
             "required_scopes": list(oauth.required_scopes) or None,
             "validate_token_resource": True,  # checked here too: the verifier names the resource only when aud matched
         }
@@ -117,7 +138,8 @@ class JwtVerifier:
     def __init__(self, oauth: ServeOAuthConfig, *, timeout: float = 10.0) -> None:
         self.oauth = oauth
         self.timeout = timeout
-        aud = oauth.audience.rstrip("/")
+        self.issuer, self.audience = endpoints(oauth)
+        aud = self.audience.rstrip("/")
         self._audiences = [aud, aud + "/"]
         self._keys = _Keys()
         self._lock = anyio.Lock()
@@ -150,7 +172,7 @@ class JwtVerifier:
                 key=key,
                 algorithms=[alg],
                 audience=self._audiences,
-                issuer=self.oauth.issuer,
+                issuer=self.issuer,
                 leeway=self.oauth.leeway,
                 options={"require": ["exp", "iss", "aud"]},
             )
@@ -163,8 +185,10 @@ class JwtVerifier:
             token=token,
             client_id=str(client),
             scopes=scopes,
-            expires_at=int(claims["exp"]),
-            resource=self.oauth.audience,
+            # the SDK refuses a token past ``expires_at`` whatever PyJWT allowed: the leeway
+            # it gave ``exp`` is the access's too (rounded up, as the SDK compares whole seconds)
+            expires_at=math.ceil(claims["exp"] + self.oauth.leeway),
+            resource=self.audience,
             subject=str(claims["sub"]) if claims.get("sub") is not None else None,
             claims={"iss": claims.get("iss")},
         )
@@ -197,7 +221,7 @@ class JwtVerifier:
     async def _discover(self, http: Any) -> str:
         """The issuer's ``jwks_uri``, from the first metadata document that names the issuer."""
         tried: list[str] = []
-        for url in metadata_urls(self.oauth.issuer):
+        for url in metadata_urls(self.issuer):
             tried.append(url)
             try:
                 response = await http.get(url, headers={"Accept": "application/json"})
@@ -207,12 +231,12 @@ class JwtVerifier:
             except Exception as exc:
                 log.info("issuer metadata %s: %s", url, _say(exc))
                 continue
-            if not isinstance(meta, Mapping) or meta.get("issuer") != self.oauth.issuer:
+            if not isinstance(meta, Mapping) or meta.get("issuer") != self.issuer:
                 continue  # a document for another issuer is no answer (RFC 8414 section 3.3)
             jwks = meta.get("jwks_uri")
             if isinstance(jwks, str) and jwks.startswith(("https://", "http://")):
                 return jwks
-        raise OAuthSetupError(f"no metadata of issuer {self.oauth.issuer} names its keys (tried {', '.join(tried)})")
+        raise OAuthSetupError(f"no metadata of issuer {self.issuer} names its keys (tried {', '.join(tried)})")
 
 
 def metadata_urls(issuer: str) -> list[str]:
@@ -260,7 +284,9 @@ __all__ = [
     "OAuthSetupError",
     "auth_settings",
     "check_settings",
+    "endpoints",
     "is_loopback",
     "metadata_urls",
     "serve_section",
+    "with_flags",
 ]

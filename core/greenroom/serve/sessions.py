@@ -9,7 +9,7 @@ gateway keeps one *logical* run per caller (the principal when the gateway knows
 calling, the client's name with ``--per-client``, else one for every such client) and
 ends it, so that what it learned is kept, once it has been idle for ``IDLE_SECONDS``,
 has lasted ``MAX_AGE_SECONDS`` or made ``MAX_CALLS`` calls (operators change them with
-the ``ENV`` variables); the caller's next request starts a new one. Ending happens at
+``[serve]`` keys or the ``ENV`` variables); the caller's next request starts a new one. Ending happens at
 that next request or when the gateway stops.
 
 Requests of one caller come at once (a client with parallel tool calls, many clients
@@ -51,11 +51,17 @@ class Limits:
     calls: int = MAX_CALLS
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
-        """The limits, each from its variable when it holds a positive number, else the default."""
+    def from_env(cls, environ: Mapping[str, str] | None = None, **given: float | None) -> Limits:
+        """The limits, each as ``given`` (``idle=``, ``age=``, ``calls=``: the ``[serve]``
+        keys) unless None, else from its variable when it holds a positive number, else
+        the default."""
         env = os.environ if environ is None else environ
         values: dict[str, float] = {}
         for field, var in ENV.items():
+            chosen = given.get(field)
+            if chosen is not None:
+                values[field] = chosen
+                continue
             try:
                 value = float(env.get(var, ""))
             except ValueError:

@@ -14,8 +14,8 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-# Runs in a fresh interpreter: the SDK (and its HTTP client) cannot be imported there.
-SCRIPT = """
+# Runs first in a fresh interpreter: the SDK (and its HTTP client) cannot be imported there.
+NO_SDK = """
 import importlib.abc, json, sys
 
 SDK = ("mcp", "mcp_types", "httpx2")
@@ -27,6 +27,11 @@ class NoSdk(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, NoSdk())
+"""
+
+SCRIPT = (
+    NO_SDK
+    + """
 cfg = sys.argv[1]
 out = {}
 
@@ -51,6 +56,7 @@ except ConfigError as exc:
     out["build"] = [exc.path, exc.message]
 print(json.dumps(out))
 """
+)
 
 
 def run_without_sdk(cfg: Path) -> dict[str, Any]:
@@ -86,3 +92,28 @@ def test_server_rules_are_checked_without_the_sdk(tmp_path: Path) -> None:
     code, text = run_without_sdk(cfg)["check"]
     assert code == 2
     assert f"{cfg}: tools.mcp[0]: server 'time' needs 'command'" in text
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["serve", "{cfg}"],
+        ["serve", "{cfg}", "--transport", "http"],
+        ["mcp", "probe", "https://docs.example.com/mcp"],
+        ["mcp", "login", "{cfg}", "docs"],
+    ],
+)
+def test_commands_that_speak_mcp_say_what_to_install_in_one_line(tmp_path: Path, command: list[str]) -> None:
+    cfg = tmp_path / "agent.toml"
+    cfg.write_text(
+        '[agent]\nmodel = "scripted:"\n\n[[tools.mcp]]\nname = "docs"\nurl = "https://docs.example.com/mcp"\n'
+    )
+    argv = [arg.format(cfg=cfg) for arg in command]
+    script = NO_SDK + "from greenroom.cli.app import main\nmain(sys.argv[1:])\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    said = " ".join(proc.stderr.split())
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert said.startswith(f"error: greenroom {argv[0]}") and said.count("pip install 'greenroom[mcp]'") == 1, said
+    assert said.endswith("(No module named 'httpx2')"), said  # one message, and which module is missing

@@ -3,8 +3,10 @@ over the real reference servers, and ``greenroom serve`` over HTTP (``serve_test
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -24,7 +26,10 @@ def anyio_backend() -> str:
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One folder for the whole run: the git repository, every config, and the listings
     the upstream servers gave (a server's listing is cached by its command line and
-    folder, so sharing them lets a gateway start without starting every server)."""
+    folder, so sharing them lets a gateway start without starting every server). The
+    listings of ``make_config``'s servers are cached before any test: a gateway's
+    instructions on its very first start, before a server was ever listed, lack that
+    server's tools, and no test should depend on which test ran first."""
     folder = tmp_path_factory.mktemp("serve-shared")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
     repo = folder / "repo"
@@ -34,6 +39,15 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([*git, "-C", str(repo), "commit", "-q", "-m", "first commit"], check=True)
     (folder / "configs").mkdir()
     (folder / "mcp-cache").mkdir()
+    config = folder / "configs" / "listings.toml"
+    config.write_text('[agent]\nid = "gw"\n' + servers_toml(repo, str(folder), folder / "slow.mark"), encoding="utf-8")
+    home = folder / "listing-home"
+    env = {**os.environ, "GREENROOM_HOME": str(home)}
+    check = [sys.executable, "-m", "greenroom.cli", "config", "check", "--connect", str(config)]
+    done = subprocess.run(check, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for listing in (home / "mcp-cache").glob("*.jsonl"):
+        shutil.copy2(listing, folder / "mcp-cache" / listing.name)
     return folder
 
 
@@ -45,7 +59,7 @@ def gr_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: Path) -> It
     shutil.copytree(shared / "mcp-cache", home / "mcp-cache")
     monkeypatch.setenv("GREENROOM_HOME", str(home))
     yield home
-    for listing in (home / "mcp-cache").glob("*.json"):
+    for listing in (home / "mcp-cache").glob("*.jsonl"):
         shutil.copy2(listing, shared / "mcp-cache" / listing.name)
 
 

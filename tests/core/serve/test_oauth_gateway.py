@@ -24,11 +24,11 @@ from serve_testutil import http_client  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
+# the views alone in the file, the issuer and the audience as flags (OAuthGateway gives them)
 SCOPES = """
-[serve.oauth]
-issuer = "ignored: the flag wins"
-audience = "ignored: the flag wins"
-scopes = { "tools:time" = ["mcp:time"], "tools:gitlog" = ["git__git_log"] }
+[serve.oauth.scopes]
+"tools:time" = ["mcp:time"]
+"tools:gitlog" = ["git__git_log"]
 """
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 INITIALIZE = {
@@ -140,6 +140,30 @@ async def test_bad_tokens_get_401_with_the_resource_metadata(
     assert not any("Traceback" in line for line in gw.stderr)
 
 
+async def test_the_flags_win_over_the_file_key_by_key(
+    make_config: Callable[..., Path], oauth_gateway: Callable[..., OAuthGateway], auth_server: AuthServer
+) -> None:
+    config = make_config('[serve.oauth]\nissuer = "https://not-this.example"\nrequired_scopes = ["mcp:use"]\n')
+    gw = oauth_gateway(config)  # --oauth-issuer over the file's, --oauth-audience where it has none
+    async with httpx2.AsyncClient() as http:
+        without = auth_server.token(gw.url, "other")
+        answer = await http.post(gw.url, json=PING, headers={**HEADERS, "Authorization": f"Bearer {without}"})
+        assert answer.status_code == 403  # the file's required scope still holds
+    async with http_client(gw.url, token=auth_server.token(gw.url, "mcp:use")) as client:
+        assert "ToolSearch" in await names(client)
+
+
+async def test_the_clock_leeway_applies_to_exp(
+    make_config: Callable[..., Path], oauth_gateway: Callable[..., OAuthGateway], auth_server: AuthServer
+) -> None:
+    gw = oauth_gateway(make_config("[serve.oauth]\nleeway = 60\n"))
+    async with httpx2.AsyncClient() as http:
+        for ttl, status in ((-20, 200), (-180, 401)):  # expired 20 s ago: within the leeway; 3 minutes: not
+            token = auth_server.token(gw.url, ttl=ttl)
+            answer = await http.post(gw.url, json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {token}"})
+            assert answer.status_code == status, (ttl, answer.text)
+
+
 async def test_a_missing_required_scope_gets_403(
     make_config: Callable[..., Path], oauth_gateway: Callable[..., OAuthGateway], auth_server: AuthServer
 ) -> None:
@@ -226,7 +250,7 @@ def test_oauth_settings_that_cannot_work_are_refused_with_where(make_config: Cal
     argv = [sys.executable, "-m", "greenroom.cli", "serve"]
     cases = {
         ("--oauth-issuer", "http://idp.example.com", "--oauth-audience", "https://gw.example.com/mcp"): "https",
-        ("--oauth-issuer", "https://idp.example.com"): "both --oauth-issuer and --oauth-audience",
+        ("--oauth-issuer", "https://idp.example.com"): "OAuth needs --oauth-audience (or audience in [serve.oauth])",
         ("--oauth-issuer", "https://idp.example.com", "--oauth-audience", "gw"): "audience",
     }
     config = make_config()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,7 +17,7 @@ import mcp_types as t
 import pytest
 from mcp import StdioServerParameters
 from mcp.client.client import Client
-from serve_testutil import HttpGateway, serve_argv
+from serve_testutil import HttpGateway, priors_sessions, serve_argv, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -97,12 +96,6 @@ async def test_tools_list_comes_in_bounded_pages(tmp_path: Path, gr_home: Path, 
             await client.list_tools(cursor="made-up", cache_mode="refresh")
 
 
-def priors_sessions(home: Path) -> int:
-    with sqlite3.connect(home / "priors.sqlite3") as db:
-        (doc,) = db.execute("SELECT doc FROM profiles WHERE key = ?", ("tool_priors",)).fetchone()
-    return int(json.loads(doc)["sessions"])
-
-
 async def test_a_sessionless_callers_calls_are_one_session(
     make_config: Callable[..., Path], http_gateway: Callable[..., HttpGateway], gr_home: Path
 ) -> None:
@@ -112,6 +105,21 @@ async def test_a_sessionless_callers_calls_are_one_session(
             assert not (await client.call_tool(DISPATCH, NOW)).is_error
     assert gateway.stop() == 0  # the gateway ends the caller's run: what it learned is kept
     assert priors_sessions(gr_home) == 1
+
+
+async def test_the_config_says_how_long_a_callers_run_is_kept_in_a_bare_environment(
+    make_config: Callable[..., Path], tmp_path: Path
+) -> None:
+    # a client starts the gateway without GREENROOM_SERVE_SESSION_* (or GREENROOM_HOME):
+    # the [serve] keys and --home say it instead
+    state = tmp_path / "state"
+    argv = serve_argv(make_config("[serve]\nsession_calls = 2\n"), "--home", str(state))
+    bare = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home")}
+    async with Client(StdioServerParameters(command=argv[0], args=argv[1:], env=bare), mode="2026-07-28") as client:
+        for _ in range(4):
+            assert not (await client.call_tool(DISPATCH, NOW)).is_error
+    # a run per two calls, both ended when the gateway stopped
+    assert wait_until(lambda: priors_sessions(state) == 2)
 
 
 async def test_a_changed_tool_list_reaches_listeners(

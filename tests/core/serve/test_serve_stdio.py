@@ -6,6 +6,8 @@ priors learned from the calls, and list_changed with the inject strategy."""
 from __future__ import annotations
 
 import base64
+import json
+import runpy
 import subprocess
 import sys
 from collections.abc import Callable
@@ -49,6 +51,27 @@ async def test_offers_the_search_and_finds_and_calls_a_deferred_tool(
         args = {"repo_path": str(git_repo)}
         status = await client.call_tool(DISPATCH, {"tool_name": "git__git_status", "arguments": args})
         assert not status.is_error and "On branch main" in text_of(status)
+
+
+async def test_a_search_gives_the_schemas_in_its_structured_content_too(make_config: Callable[..., Path]) -> None:
+    # clients that show their model only the structured part (pydantic-ai when every block
+    # is text, fastmcp's .data) must see the schemas the text gives
+    weather = next(x for x in runpy.run_path(str(RICH_SERVER))["TOOLS"] if x.name == "weather")
+    async with stdio_gateway(make_config()) as client:
+        found = await client.call_tool(SEARCH, {"query": "select:rich__weather,time__get_current_time,nowhere"})
+        structured = found.structured_content
+        assert structured is not None
+        tools = {d["name"]: d for d in structured["tools"]}
+        assert tools["rich__weather"]["parameters"] == weather.input_schema
+        assert tools["time__get_current_time"]["parameters"]["required"] == ["timezone"]
+        # the same facts as the text: each definition, the names not found, how to call them
+        lines = [x.removeprefix("<function>").removesuffix("</function>") for x in text_of(found).splitlines()]
+        assert structured["tools"] == [json.loads(x) for x in lines if x.startswith("{")]
+        assert "Not found: nowhere" in structured["message"] and DISPATCH in structured["message"]
+        unknown = await client.call_tool(SEARCH, {"query": "group:nowhere"})
+        assert unknown.structured_content == {"tools": [], "message": text_of(unknown)}
+        loaded = await client.call_tool(LOAD, {"group_id": "mcp:rich", "tool_names": ["rich__weather"]})
+        assert loaded.structured_content == json.loads(text_of(loaded))
 
 
 async def test_results_prompts_and_resources_are_as_upstream_gave_them(make_config: Callable[..., Path]) -> None:
@@ -98,13 +121,15 @@ async def test_results_prompts_and_resources_are_as_upstream_gave_them(make_conf
 
 
 async def test_policy_hides_tools_and_resources_of_two_servers_are_told_apart(
-    make_config: Callable[..., Path],
+    make_config: Callable[..., Path], shared: Path
 ) -> None:
+    # twin runs rich's very command line, so its listing is rich's, cached already: the
+    # instructions a gateway gives on its first start name only servers listed before
     twin = f"""
 [[tools.mcp]]
 name = "twin"
 command = {sys.executable!r}
-args = [{str(RICH_SERVER)!r}]
+args = [{str(RICH_SERVER)!r}, {str(shared)!r}]
 
 [tools.policy]
 deny = ["rich__*", "git__git_commit"]

@@ -1,9 +1,12 @@
 """One trace from an MCP client, through ``greenroom serve`` (a subprocess, the otel plugin
 on, exporting OTLP/HTTP to the tests' receiver), to an upstream server that reports the
-``traceparent`` it got: from the client's ``_meta``, and from its HTTP headers."""
+``traceparent`` it got: from the client's ``_meta``, and from its HTTP headers. And a
+gateway that an MCP client starts over stdio with the bare environment clients give:
+its traces and its state go where its config and its flags say."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -99,3 +102,27 @@ async def test_a_traceparent_in_the_http_headers_is_continued(tmp_path: Path, re
     assert result.structured_content["traceparent"].startswith(f"00-{TRACE}-")
     listed = receiver.named("tools/list")
     assert listed and all(s.trace_id == TRACE for s in listed)
+
+
+async def test_a_gateway_started_with_a_bare_environment_follows_its_config_and_flags(tmp_path: Path, receiver) -> None:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from serve_testutil import serve_argv, wait_until
+
+    state = tmp_path / "state"
+    argv = serve_argv(config(tmp_path, receiver.url), "--home", str(state))
+    # what Claude Desktop, Cursor or VS Code pass: no GREENROOM_HOME, no OTEL_*, a HOME of
+    # their own (here an empty one, so nothing can land in the user's real state folder)
+    bare = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home")}
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=bare)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        result = await session.call_tool("meta__whoami", {})
+        assert not result.is_error
+    # exported where [plugins.otel] says, under its service name: no OTEL_* needed
+    assert wait_until(lambda: bool(receiver.named("tools/call meta__whoami")))
+    assert {s.service for s in receiver.spans} == {"gateway-under-test"}
+    # the listing and the priors went to --home, not to the state folder of the HOME it got
+    assert wait_until(lambda: (state / "priors.sqlite3").exists())
+    assert list((state / "mcp-cache").glob("*.jsonl"))
+    assert not (tmp_path / "home").exists()
