@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import anyio
 
-from greenroom._support.redact import Secrets, add_header, public_url, url_credentials, url_secrets
+from greenroom._support.redact import Secrets, add_header, add_url, public_url
 from greenroom.config import McpServerConfig
 
 if sys.version_info >= (3, 11):
@@ -81,10 +81,7 @@ def server_secrets(config: McpServerConfig, *, every_value: bool = False) -> Sec
         if every_value or is_credential(name, value):
             add_header(secrets, value)
     for url in urls:
-        secrets.add_all(url_secrets(url))
-        pair = url_credentials(url)
-        if pair is not None:
-            secrets.add_pair(*pair)
+        add_url(secrets, url)
     return secrets
 
 
