@@ -110,6 +110,10 @@ class StdoutNoise(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not str(record.msg).startswith(_NOISE):
             return True
+        from greenroom.mcp.reading import reread
+
+        if reread(record.exc_info[1] if record.exc_info else None) is not None:
+            return False  # MCP after all: it is read again, and is not noise (greenroom.mcp.reading)
         line = _offending_line(record)
         server = serving.get() or "an MCP server"
         _log.warning("MCP server %r wrote a line on stdout that is not MCP (ignored): %s", server, line)
