@@ -172,6 +172,8 @@ def test_the_base_url_user_info_is_masked_in_every_form_a_server_echoes(
     assert "Authorization: Basic *** was refused for user svc:***" in " ".join(result.output.split())
     for text in (result.output, caplog.text, trace.read_text()):
         assert basic not in text and password not in text
+    # remembered for every later text too, the user name alone excepted: it is no secret
+    assert redact_known(f"svc sent {basic}, {password}") == "svc sent ***, ***"
 
 
 # ----------------------------------------------------------------------------- the redactor
