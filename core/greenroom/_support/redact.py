@@ -38,13 +38,12 @@ def public_url(url: str) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The parts of ``url`` that may be credentials: its user info's password (the user
-    when there is none: then the user is the credential, a token) and query values (a
-    hosted server's ``?token=``). ``public_url`` leaves them out of what greenroom prints;
-    these are for hiding them in what a server prints back. A user beside a password
-    stays readable: messages name the account (``user:***``)."""
+    """The parts of ``url`` that may be credentials: user info and query values (a hosted
+    server's ``?token=``). ``public_url`` leaves them out of what greenroom prints; these
+    are for hiding them in what a server prints back."""
     parts = urllib.parse.urlsplit(url)
-    found = [p for p in (parts.password or parts.username,) if p]
+    user, password = parts.username, parts.password
+    found = [p for p in (user, password) if p]
     found += [urllib.parse.unquote(p) for p in found]  # as the server reads them
     found += [v for _, v in urllib.parse.parse_qsl(parts.query) if v]
     return list(dict.fromkeys(found))
@@ -72,7 +71,8 @@ def add_url(secrets: Secrets, url: str) -> None:
 def remember_url(url: str) -> None:
     """``remember_secrets`` for the credentials of ``url``'s user info, as themselves and
     as the Basic header an HTTP client makes of them (a ``base_url``'s, which text that
-    reaches the user by any road may quote). Its query values are not remembered so: an
+    reaches the user by any road may quote). The user name beside a password and the
+    query values are its source's secrets only (``add_url``): an ``agent`` user or an
     ``api-version=2024-06-01`` is nobody's secret in other text."""
     credentials = url_credentials(url)
     if credentials is None or len(_known) >= _MAX_KNOWN:
