@@ -87,9 +87,9 @@ def plugin_cli(*plugins: Any) -> Any:
     installed plugin when none is given."""
     import typer
 
-    from greenroom.cli import add_plugin_commands
+    from greenroom.cli import add_plugin_commands, app
 
-    root = typer.Typer()
+    root = typer.Typer(rich_markup_mode=app.rich_markup_mode)  # help rendered as greenroom renders it
 
     @root.callback()
     def main() -> None:

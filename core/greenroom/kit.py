@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from greenroom._support.redact import public_url as public_url
     from greenroom._support.redact import redact_known as redact_known
     from greenroom._support.storage import FileInUse as FileInUse
+    from greenroom._support.storage import NotARegularFile as NotARegularFile
+    from greenroom._support.storage import read_regular_file as read_regular_file
     from greenroom._support.storage import state_dir as state_dir
     from greenroom._support.storage import write_json_atomic as write_json_atomic
     from greenroom.cli.live import LiveView as LiveView
@@ -93,6 +95,8 @@ _EXPORTS: dict[str, str] = {
     "state_dir": "greenroom._support.storage",
     "write_json_atomic": "greenroom._support.storage",
     "FileInUse": "greenroom._support.storage",
+    "NotARegularFile": "greenroom._support.storage",
+    "read_regular_file": "greenroom._support.storage",
     "DigestCache": "greenroom._support.digest_cache",
     "default_digest_cache": "greenroom._support.digest_cache",
     "use_digest_cache": "greenroom._support.digest_cache",

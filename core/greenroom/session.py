@@ -155,9 +155,12 @@ class Session:
 
 
 def read_session_file(path: Path) -> Mapping[str, Any]:
-    """The JSON object in ``path``, or a ``SessionError`` saying why there is none."""
+    """The JSON object in ``path``, or a ``SessionError`` saying why there is none (a
+    named pipe or a device is refused before it is read: it could wait or never end)."""
+    from greenroom._support.storage import read_regular_file
+
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path)
     except FileNotFoundError:
         raise SessionError(f"{path}: no such session file") from None
     except OSError as exc:
@@ -254,9 +257,13 @@ def held_session(
     seconds (``on_wait`` is told before waiting); a file that cannot be resumed raises
     ``SessionError`` and is not touched. Waiting blocks the calling thread.
     """
-    from greenroom._support.storage import FileHold
+    from greenroom._support.storage import FileHold, NotARegularFile, check_writable_file
 
     p = Path(path)
+    try:
+        check_writable_file(p)  # before a lock file is made beside a device
+    except NotARegularFile as exc:
+        raise SessionError(f"{p}: cannot use it as a session file: {exc.strerror}") from None
     try:
         hold = FileHold(p, wait).acquire(on_wait)
     except OSError as exc:  # a folder that cannot be made, a lock file that cannot be written

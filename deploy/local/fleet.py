@@ -31,6 +31,11 @@ from types import TracebackType
 HERE = Path(__file__).resolve().parent
 TEMPLATE = HERE / "haproxy.cfg"
 READY_WAIT = 60.0  # seconds for a replica to say where it listens, and for the balancer
+# ``python -m`` puts the current folder first on sys.path, where a folder named greenroom
+# would be imported instead of the package; -P (3.11+) leaves it out, as the installed
+# ``greenroom`` command does. Python 3.10 has only -I, which also ignores PYTHON*
+# variables and the user's site-packages.
+GREENROOM = [sys.executable, "-P" if sys.version_info >= (3, 11) else "-I", "-m", "greenroom.cli"]
 
 
 class FleetError(RuntimeError):
@@ -63,7 +68,7 @@ class Replica:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.log = folder / f"replica-{index}.log"
-        argv = [sys.executable, "-m", "greenroom.cli", "serve", str(config), "--transport", "http"]
+        argv = [*GREENROOM, "serve", str(config), "--transport", "http"]
         argv += ["--port", str(self.port), *extra]
         self._err = self.log.open("wb")
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self._err, env=env, start_new_session=True)

@@ -37,7 +37,7 @@ class OtelConfig:
         metadata={
             "description": (
                 "How to export: 'http/protobuf' (OTLP over HTTP), 'grpc' (OTLP over gRPC) or 'console' "
-                "(spans and metrics printed to stdout). Default: OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf."
+                "(spans and metrics printed to stderr). Default: OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf."
             )
         },
     )

@@ -66,7 +66,8 @@ def _endpoint(config: OtelConfig, protocol: str, path: str) -> str | None:
 def span_exporter(config: OtelConfig) -> SpanExporter:
     protocol = protocol_of(config, "traces")
     if protocol == "console":
-        return ConsoleSpanExporter(out=sys.stdout)  # the stdout of now, not of import time
+        # stderr, the stream of now (not of import time): stdout is the answer's (run -q in a pipe)
+        return ConsoleSpanExporter(out=sys.stderr)
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
 
@@ -81,7 +82,7 @@ def span_exporter(config: OtelConfig) -> SpanExporter:
 def metric_exporter(config: OtelConfig) -> MetricExporter:
     protocol = protocol_of(config, "metrics")
     if protocol == "console":
-        return ConsoleMetricExporter(out=sys.stdout)
+        return ConsoleMetricExporter(out=sys.stderr)
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcMetrics
 

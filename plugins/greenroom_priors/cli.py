@@ -41,8 +41,7 @@ priors_app = typer.Typer(help="Show, reset, export and import learned tool prior
 
 StoreOpt = Annotated[str | None, typer.Option("--store", help="Profile store URL (sqlite:///..., postgresql://...).")]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Take the store from this config file.")]
-# help texts are rich markup: brackets that are not markup are escaped
-AgentArg = Annotated[str, typer.Argument(help=escape("Agent id ([agent] id in the config)."))]
+AgentArg = Annotated[str, typer.Argument(help="Agent id ([agent] id in the config).")]
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -265,19 +264,29 @@ def import_(
         )
 
 
-@priors_app.command("sweep")
+@priors_app.command("sweep", context_settings={"allow_extra_args": True})  # the old CONFIG argument
 def sweep(
-    config_file: Annotated[
-        Path | None, typer.Argument(metavar="[CONFIG]", help="Sweep the store of this config, with its settings.")
-    ] = None,
+    ctx: typer.Context,
     store: StoreOpt = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Sweep the store of this config file, with its settings.")
+    ] = None,
     stale: Annotated[
         float | None,
         typer.Option("--stale", min=0, help="Fold runs not written for this many seconds (default: journal_stale)."),
     ] = None,
 ) -> None:
     """Fold the journal of runs whose process died (not written for journal_stale seconds)."""
-    url, section = _resolve(store, config_file)
+    if ctx.args:  # the config as an argument, as before --config: still taken, for a while
+        if config is not None or len(ctx.args) > 1:
+            _fail(f"unexpected argument(s) {' '.join(ctx.args)!r}: give the config once, with --config")
+        Console(stderr=True, soft_wrap=True).print(
+            "[yellow]warning:[/] 'greenroom priors sweep CONFIG' is deprecated: use "
+            "'greenroom priors sweep --config CONFIG', as the other priors commands take it",
+            highlight=False,
+        )
+        config = Path(ctx.args[0])
+    url, section = _resolve(store, config)
     settings = PriorsConfig(**{k: v for k, v in section.items() if k in {"min_smoothing", "journal_stale"}})
     after = settings.journal_stale if stale is None else stale
     with _open(None, None, url) as s:

@@ -52,14 +52,44 @@ def wav(seconds: float, rate: int = 8000) -> MediaPart:
 
 
 def test_a_tool_may_return_an_image_or_text_and_images_mixed() -> None:
-    image = MediaPart("image", "image/png", "aGVsbG8=")
+    image = MediaPart("image", "image/png", base64.b64encode(b"\x89PNG\r\n\x1a\n").decode())
     alone = ToolResult.from_value(image)
-    assert alone.parts == (image,) and alone.content == "[image: image/png, 5 bytes]"
+    assert alone.parts == (image,) and alone.content == "[image: image/png, 8 bytes]"
     mixed = ToolResult.from_value(["before", image, {"n": 1}, image])
     assert mixed.parts == (image, image)
     assert mixed.content.splitlines() == ["before", image.placeholder(), '{"n": 1}', image.placeholder()]
     plain = ToolResult.from_value(["a", 1])
     assert plain.parts == () and plain.structured == ["a", 1]
+
+
+def b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
+@pytest.mark.parametrize(
+    ("part", "why"),
+    [
+        (MediaPart("image", "image/png", "iVBORw0KGgo!"), "its data is not valid base64"),
+        (MediaPart("image", "image/png", "iVBORw0KGgo"), "its data is not valid base64"),  # padding cut off
+        (MediaPart("image", "image/png", b64(b"<html>not found</html>")), "its bytes are not a PNG image"),
+        (MediaPart("image", "image/jpeg", b64(b"\x89PNG\r\n\x1a\n")), "its bytes are not a JPEG image"),
+        (MediaPart("image", "image/webp", b64(b"RIFF\0\0\0\0WAVEfmt ")), "its bytes are not a WebP image"),
+        (MediaPart("audio", "audio/wav", "UklGRg=\n"), "its data is not valid base64"),
+        (MediaPart("image", "image/gif", ""), "its data is empty"),
+    ],
+    ids=["not base64", "bad padding", "text labelled PNG", "PNG labelled JPEG", "WAV labelled WebP", "audio", "empty"],
+)
+def test_a_part_that_is_not_what_it_says_is_left_out_and_the_text_says_why(part: MediaPart, why: str) -> None:
+    # a provider refuses the whole request over one such part: the model reads why instead
+    good = MediaPart("image", "image/gif", b64(b"GIF89a\x01\x00\x01\x00"))
+    assert good.problem() is None and part.problem() == why
+    result = ToolResult.from_value(["before", part, good])
+    assert result.parts == (good,)
+    note = f"[{part.kind}: {part.mime_type}, left out: {why}]"
+    assert result.content.splitlines() == ["before", note, good.placeholder()]
+    # a result made whole (an MCP server's, a tool's own ToolResult) is checked the same way
+    made = ToolResult.from_value(ToolResult("shot", parts=(part,)))
+    assert made.parts == () and made.content == f"shot\n{note}"
 
 
 # ---------------------------------------------------------------- what it costs

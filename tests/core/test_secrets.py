@@ -17,6 +17,7 @@ from greenroom._support.redact import (
     Redactor,
     Secrets,
     add_header,
+    add_url,
     redact_known,
     remember_secrets,
     url_credentials,
@@ -198,6 +199,14 @@ def test_url_credentials_are_decoded_as_a_server_reads_them() -> None:
     assert url_credentials(url) == ("ro@bot", "p/ss-word")
     assert url_credentials("https://example.com/mcp") is None
     assert {"p/ss-word", "p%2Fss-word", "qt-123456"} <= set(url_secrets(url))
+
+
+def test_a_url_with_a_user_and_no_password_hides_the_basic_header_it_makes() -> None:
+    # an HTTP client sends https://TOKEN@host as Basic base64("TOKEN:")
+    assert url_credentials(f"https://{TOKEN}@example.com/v1") == (TOKEN, "")
+    secrets = Secrets()
+    add_url(secrets, f"https://{TOKEN}@example.com/v1")
+    assert secrets.mask(f"got Basic {b64(TOKEN + ':')} from {TOKEN}") == f"got Basic {MASK} from {MASK}"
 
 
 def test_the_process_wide_secrets_are_hidden_in_their_encoded_forms_too() -> None:

@@ -50,12 +50,36 @@ def url_secrets(url: str) -> list[str]:
 
 
 def url_credentials(url: str) -> tuple[str, str] | None:
-    """The ``(user, password)`` of ``url``'s user info, decoded, if it has both: what an
-    HTTP client sends as a Basic header (``Secrets.add_pair`` hides that)."""
+    """The ``(user, password)`` of ``url``'s user info, decoded (the password empty when
+    there is none), if it has a user: what an HTTP client sends as a Basic header, the two
+    joined by a colon and base64-encoded (``Secrets.add_pair`` hides that)."""
     parts = urllib.parse.urlsplit(url)
-    if not parts.username or parts.password is None:
+    if not parts.username:
         return None
-    return urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password)
+    return urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
+
+
+def add_url(secrets: Secrets, url: str) -> None:
+    """Remember in ``secrets`` what ``url`` carries that is secret: its user info and
+    query values (``url_secrets``), and the user info as a Basic header carries it."""
+    secrets.add_all(url_secrets(url))
+    pair = url_credentials(url)
+    if pair is not None:
+        secrets.add_pair(*pair)
+
+
+def remember_url(url: str) -> None:
+    """``remember_secrets`` for the credentials of ``url``'s user info, as themselves and
+    as the Basic header an HTTP client makes of them (a ``base_url``'s, which text that
+    reaches the user by any road may quote). The user name beside a password and the
+    query values are its source's secrets only (``add_url``): an ``agent`` user or an
+    ``api-version=2024-06-01`` is nobody's secret in other text."""
+    credentials = url_credentials(url)
+    if credentials is None or len(_known) >= _MAX_KNOWN:
+        return
+    user, password = credentials
+    _known.add(password or user)
+    _known.add_pair(user, password)
 
 
 def add_header(secrets: Secrets, value: str) -> None:
@@ -211,10 +235,11 @@ class Secrets:
     def add_pair(self, user: str, password: str) -> None:
         """Remember a ``user:password`` pair (a URL's user info, a Basic header's decoded
         credentials): the password with its forms, and the pair only as base64, the way a
-        Basic header carries it. The user name alone stays readable, as ``public_url``
-        and ``user:***`` in a message show which account was refused."""
+        Basic header carries it (a user without a password too: ``user:``). The user name
+        alone stays readable, as ``public_url`` and ``user:***`` in a message show which
+        account was refused."""
         self.add(password)
-        if not user or not password:
+        if not user:
             return
         with self._lock:
             if (user, password) in self._pairs:
@@ -303,10 +328,12 @@ __all__ = [
     "Redactor",
     "Secrets",
     "add_header",
+    "add_url",
     "mask_json",
     "public_url",
     "redact_known",
     "remember_secrets",
+    "remember_url",
     "secret_forms",
     "url_credentials",
     "url_secrets",

@@ -1,11 +1,14 @@
-"""Where greenroom's files live, and writing them safely: atomic JSON files (0600) and
-an exclusive hold on a file while one process uses it (a ``.lock`` file beside it that
-names its holder's pid)."""
+"""Where greenroom's files live, and reading and writing them safely: only regular files
+(a named pipe or a device is refused, never waited on), atomic JSON files (0600) and an
+exclusive hold on a file while one process uses it (a ``.lock`` file beside it that names
+its holder's pid)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -23,6 +26,55 @@ def state_dir() -> Path:
     if override:
         return Path(override)
     return Path(platformdirs.user_state_dir("greenroom", appauthor=False))
+
+
+class NotARegularFile(OSError):
+    """A path greenroom reads or writes as a file is something else: a folder, a named pipe,
+    a device such as ``/dev/full``, a socket. Reading a pipe waits for a writer that may
+    never come, reading ``/dev/zero`` or ``/dev/full`` never ends, and replacing either
+    would replace the device itself; so neither is tried."""
+
+    def __init__(self, path: str | os.PathLike[str], mode: int) -> None:
+        super().__init__(errno.EINVAL, f"not a regular file but {_kind(mode)}", os.fspath(path))
+
+
+def _kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "another kind of file")
+
+
+def read_regular_file(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file at ``path`` (a symbolic link to one is followed);
+    anything else raises ``NotARegularFile`` before a byte is read, and a file that cannot
+    be opened raises the ``OSError`` that says why (``FileNotFoundError``, ...)."""
+    # O_NONBLOCK: opening a named pipe does not wait for a writer (regular files ignore it)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(path, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
+def check_writable_file(path: str | os.PathLike[str]) -> None:
+    """Raise ``NotARegularFile`` when ``path`` (followed through links) is there and is not
+    a regular file: what ``write_bytes_atomic`` would replace must be a file."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile(path, mode)
 
 
 def json_utf8(data: Any, **options: Any) -> bytes:
@@ -50,7 +102,9 @@ def write_json_atomic(path: Path, data: Any) -> Path:
 
 def write_bytes_atomic(path: Path, chunks: Iterable[bytes]) -> None:
     """Write ``chunks`` one after another as the file at ``path``, atomically and 0600, as
-    ``write_json_atomic`` does (a symbolic link is written through)."""
+    ``write_json_atomic`` does (a symbolic link is written through). A ``path`` that is
+    not a regular file (``/dev/full``, a named pipe) raises ``NotARegularFile``."""
+    check_writable_file(path)
     target = Path(os.path.realpath(path)) if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
     # mkstemp creates the file 0600, and os.replace keeps the mode of the file it moves

@@ -13,7 +13,7 @@ from __future__ import annotations
 import atexit
 import gc
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -34,7 +34,30 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # Help as click formats it, for every command (plugins' too): text is never read as
+    # markup (``[[tools.mcp]]`` stays), each paragraph is wrapped once to the terminal
+    # (Rich kept the source's line breaks, leaving lone words), and a flag shows no type.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from greenroom import __version__
+
+        typer.echo(f"greenroom {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """The options before a command (``--version``)."""
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -130,6 +153,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _add_what_is_asked(args: list[str]) -> None:
     """Add to ``app`` what the plugins contribute that this command line needs."""
+    if args[:1] == ["--version"]:
+        return
     if args and not args[0].startswith("-"):
         if args[0] not in command_names(app):
             add_plugin_commands(app)  # a plugin's command, or a name to suggest others for

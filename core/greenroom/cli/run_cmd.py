@@ -46,7 +46,7 @@ def _build(path: Path, **kw: Any) -> Any:
 @app.command("inspect")
 def inspect_cmd(
     path: Annotated[Path, typer.Argument(help="Config file (TOML).")],
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     request: Annotated[
         bool,
         typer.Option("--request", help="Print the exact first request as JSON: system prompt, tools, provider body."),
@@ -76,13 +76,13 @@ def inspect_cmd(
 @app.command("run")
 def run_cmd(
     path: Annotated[Path, typer.Argument(help="Config file (TOML).")],
-    user_input: Annotated[str, typer.Argument(metavar="INPUT", help="The user's message.")],
+    user_input: Annotated[str, typer.Argument(metavar="input", help="The user's message.")],
     trace: Annotated[Path | None, typer.Option("--trace", help="Write a JSONL trace of events.")] = None,
     session: Annotated[
         str | None,
         typer.Option(
             "--session",
-            help="Session file to resume and save; a bare file name lives in \\[session] dir when that is set.",
+            help="Session file to resume and save; a bare file name lives in [session] dir when that is set.",
         ),
     ] = None,
     wait: Annotated[

@@ -25,9 +25,10 @@ from anyio.abc import TaskGroup, TaskStatus
 from greenroom._support.collector import collection_paused
 from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
-from greenroom.mcp.errors import first_error
-from greenroom.mcp.listing import ListingBuilder, McpListing, McpToolSpec, schema_fault
+from greenroom.mcp.errors import first_error, serving
+from greenroom.mcp.listing import ListingBuilder, McpListing, McpToolSpec, json_kind, schema_fault
 from greenroom.mcp.oauth.provider import LoginRequired, auth_for
+from greenroom.mcp.reading import Rereading
 from greenroom.mcp.sdk import (
     ClientSession,
     MCPError,
@@ -153,7 +154,7 @@ async def run_session(
                 )
                 read, write = await stack.enter_async_context(stdio_client(params, errlog=cast(Any, conn.errlog)))
             session = await stack.enter_async_context(
-                ClientSession(read, write, client_info=CLIENT_INFO, message_handler=heard)
+                ClientSession(Rereading(read), write, client_info=CLIENT_INFO, message_handler=heard)
             )
             init = await session.initialize()
             listing = await list_server(session, init)
@@ -311,7 +312,14 @@ async def _tools_one_by_one(
     good: list[mcp_types.Tool] = []
     specs: list[McpToolSpec] = []
     items = raw.get("tools") if isinstance(raw, dict) else None
-    for item in items if isinstance(items, list) else []:
+    if not isinstance(items, list):
+        init = session.initialize_result
+        server = serving.get() or (init.server_info.name if init is not None else "an MCP server")
+        given = isinstance(raw, dict) and "tools" in raw
+        what = f"with 'tools' as {json_kind(items)}, not a list" if given else "without 'tools'"
+        log.warning("MCP server %r answered tools/list %s: it lists no tools", server, what)
+        items = []
+    for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             log.warning("an MCP server listed a tool without a name; it is left out")
             continue

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import anyio
 
-from greenroom._support.redact import Secrets, add_header, public_url, url_credentials, url_secrets
+from greenroom._support.redact import Secrets, add_header, add_url, public_url
 from greenroom.config import McpServerConfig
 
 if sys.version_info >= (3, 11):
@@ -87,10 +87,7 @@ def server_secrets(config: McpServerConfig, *, every_value: bool = False) -> Sec
         if every_value or is_credential(name, value):
             add_header(secrets, value)
     for url in urls:
-        secrets.add_all(url_secrets(url))
-        pair = url_credentials(url)
-        if pair is not None:
-            secrets.add_pair(*pair)
+        add_url(secrets, url)
     return secrets
 
 
@@ -119,6 +116,10 @@ class StdoutNoise(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not str(record.msg).startswith(_NOISE):
             return True
+        from greenroom.mcp.reading import reread
+
+        if reread(record.exc_info[1] if record.exc_info else None) is not None:
+            return False  # MCP after all: it is read again, and is not noise (greenroom.mcp.reading)
         line = _offending_line(record)
         server = serving.get() or "an MCP server"
         _log.warning("MCP server %r wrote a line on stdout that is not MCP (ignored): %s", server, line)

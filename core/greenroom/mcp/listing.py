@@ -108,9 +108,14 @@ def schema_fault(raw: Mapping[str, Any]) -> str | None:
     if schema is None:
         return NO_SCHEMA
     if not isinstance(schema, Mapping):
-        kind = {str: "a string", list: "an array", bool: "a boolean"}.get(type(schema), "a number")
-        return f"its inputSchema is {kind}, not a JSON object"
+        return f"its inputSchema is {json_kind(schema)}, not a JSON object"
     return None
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, for a message: ``an object``, ``an array``, ``a string``..."""
+    kinds = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return kinds.get(type(value), "a number")
 
 
 @attrs.frozen
@@ -230,4 +235,4 @@ class ListingBuilder:
         return McpListing(tools=tuple(self.specs), digest=digest, catalog=self.catalog, encoded=self.lines, **info)
 
 
-__all__ = ["NO_SCHEMA", "ListingBuilder", "McpListing", "McpToolSpec", "encode_tool", "schema_fault"]
+__all__ = ["NO_SCHEMA", "ListingBuilder", "McpListing", "McpToolSpec", "encode_tool", "json_kind", "schema_fault"]

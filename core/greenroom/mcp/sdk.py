@@ -15,6 +15,7 @@ try:
     from mcp.client.stdio import stdio_client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared.exceptions import MCPError
+    from mcp.shared.message import SessionMessage
 except ImportError as _exc:  # pragma: no cover - exercised only without the extra (in a subprocess)
     from greenroom.mcp.errors import sdk_missing
 
@@ -23,6 +24,7 @@ except ImportError as _exc:  # pragma: no cover - exercised only without the ext
 __all__ = [
     "ClientSession",
     "MCPError",
+    "SessionMessage",
     "StdioServerParameters",
     "httpx2",
     "mcp_types",

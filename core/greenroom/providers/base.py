@@ -47,7 +47,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 import anyio
 import anyio.lowlevel
 
-from greenroom._support.redact import Redactor, public_url, remember_secrets
+from greenroom._support.redact import Redactor, Secrets, add_url, public_url, remember_secrets, remember_url
 from greenroom.config import ConfigError
 from greenroom.models import ModelError, ModelRequest, ModelResponse, StreamItem, TextDelta
 from greenroom.providers.errors import ProviderError, ProviderResponseError, ProviderTimeoutError
@@ -90,8 +90,13 @@ class ProviderModel:
         self._client: Any = None
         self._client_loop: object = None
         # What a server sends back can echo the key (a compatible server quoting the
-        # Authorization header in a 401): every error is cleaned before anyone sees it.
-        self._redact = Redactor(())
+        # Authorization header in a 401), or the base_url's user info, which the HTTP
+        # client sends as a Basic header: every error is cleaned before anyone sees it,
+        # and text that reaches the user by another road too (remember_url)
+        self._redact = Redactor(Secrets())
+        if options.base_url:
+            add_url(self._redact.secrets, options.base_url)
+            remember_url(options.base_url)
 
     # ------------------------------------------------------------------ subclass API
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
@@ -151,7 +156,7 @@ class ProviderModel:
         set; from here on it is masked in every error (this provider's and any other)."""
         key = api_key(self.provider, self.options.api_key_env)
         if key != NO_KEY_PLACEHOLDER:
-            self._redact = Redactor([key])
+            self._redact.secrets.add(key)
             remember_secrets([key])  # a key is secret in any text, not only this provider's
         return key
 

@@ -7,8 +7,10 @@ they cannot reach other tools, plugins or runtime state.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -72,6 +74,30 @@ class MediaPart:
         """What a model that cannot take the part reads in its place."""
         return f"[{self.kind}: {self.mime_type}, {self.size} bytes]"
 
+    def problem(self) -> str | None:
+        """Why a provider would refuse the part, in a few words (it refuses the whole
+        request over it); None when it can be sent: ``data`` is base64, and an image's
+        bytes begin as those of the type it names do (PNG, JPEG, GIF, WebP)."""
+        try:
+            raw = base64.b64decode(self.data, validate=True)
+        except ValueError:  # binascii.Error too: a character base64 has not, a bad padding
+            return "its data is not valid base64"
+        if not raw:
+            return "its data is empty"
+        image = _SIGNATURES.get(self.mime_type.partition(";")[0].strip().lower()) if self.kind == "image" else None
+        if image is not None and not image[1].match(raw):
+            return f"its bytes are not a {image[0]} image"
+        return None
+
+
+_SIGNATURES = {
+    "image/png": ("PNG", re.compile(rb"\x89PNG\r\n\x1a\n")),
+    "image/jpeg": ("JPEG", re.compile(rb"\xff\xd8\xff")),
+    "image/gif": ("GIF", re.compile(rb"GIF8[79]a")),
+    "image/webp": ("WebP", re.compile(rb"RIFF.{4}WEBP", re.DOTALL)),
+}
+"""How the image types providers take begin (their files' magic numbers), by MIME type."""
+
 
 @attrs.frozen
 class ToolResult:
@@ -101,7 +127,31 @@ class ToolResult:
         A ``MediaPart``, or a list or tuple holding some (mixed with text or other
         values), becomes a result with those ``parts``, in order; its text is the other
         items, each on its line, with each part's placeholder where the part was.
+
+        Every tool's result enters a run here (an MCP server's too), so this is where a
+        part a provider would refuse (``MediaPart.problem``) is left out: the text says
+        why in its place, and the model reads that instead of the request failing.
         """
+        result = cls._made_from(value)
+        return result._sendable() if result.parts else result
+
+    def _sendable(self) -> ToolResult:
+        """This result without the parts a provider would refuse, each named with why."""
+        problems = [part.problem() for part in self.parts]
+        if not any(problems):
+            return self
+        content = self.content
+        for part, problem in zip(self.parts, problems, strict=True):
+            if problem is None:
+                continue
+            note = f"[{part.kind}: {part.mime_type}, left out: {problem}]"
+            shown = part.placeholder()
+            content = content.replace(shown, note, 1) if shown in content else "\n".join(filter(None, (content, note)))
+        kept = tuple(part for part, problem in zip(self.parts, problems, strict=True) if problem is None)
+        return attrs.evolve(self, content=content, parts=kept)
+
+    @classmethod
+    def _made_from(cls, value: Any) -> ToolResult:
         if isinstance(value, ToolResult):
             return value
         if isinstance(value, str):

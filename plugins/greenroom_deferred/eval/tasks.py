@@ -24,6 +24,8 @@ from typing import Any
 
 import attrs
 
+from greenroom.kit import read_regular_file
+
 MAX_TASK_BYTES = 1_000_000
 """Longest task line read; a task is a request, not a document."""
 
@@ -108,7 +110,7 @@ def load_tasks(path: str | Path, tools: set[str] | None = None) -> list[Task]:
     does not exist an error here rather than a task no arm can ever pass."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_regular_file(p)  # a named pipe or a device is refused, never waited on
     except OSError as exc:
         raise TaskFileError(f"{p}: cannot read the task file ({exc.strerror or exc})") from None
     out: list[Task] = []

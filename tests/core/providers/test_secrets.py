@@ -4,6 +4,7 @@ exception quoting it. Neither the raised error, the retry log nor the CLI's outp
 
 from __future__ import annotations
 
+import base64
 import gc
 import json
 import logging
@@ -141,6 +142,38 @@ def test_the_cli_never_prints_the_key(
     assert len(server.requests) == (1 if status == 401 else 2)  # a 401 is not retried
     for text in (result.output, caplog.text, trace.read_text() if trace.exists() else ""):
         assert KEY not in text
+
+
+@PROVIDERS
+def test_the_base_url_user_info_is_masked_in_every_form_a_server_echoes(
+    tmp_path: Path, server: FakeLLMServer, provider: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # base_url's user info is sent as a Basic header (base64 of user:password), and a
+    # careless server quotes the header back: neither that nor the password is shown
+    password = "pw-0123456789-SECRET"
+    heard: list[str] = []
+
+    def quote_the_header(request: Any) -> Reply:
+        heard.append(request.headers.get("authorization", ""))
+        message = f"Authorization: {heard[-1]} was refused for user svc:{password}"
+        body = openai_error(message, "invalid_request_error") if provider == "openai" else anthropic_error("e", message)
+        return Reply(401, body)
+
+    server.responder = quote_the_header
+    config = write_config(tmp_path, provider, server)
+    config.write_text(config.read_text().replace("http://", f"http://svc:{password}@", 1))
+    trace = tmp_path / "trace.jsonl"
+    with caplog.at_level(logging.WARNING):
+        result = CliRunner().invoke(app, ["run", str(config), "hi", "-q", "--trace", str(trace)])
+    gc.collect()
+    assert result.exit_code == 1, result.output
+    basic = base64.b64encode(f"svc:{password}".encode()).decode()
+    assert heard == [f"Basic {basic}"]  # what the HTTP client made of the user info
+    assert "Authorization: Basic *** was refused for user svc:***" in " ".join(result.output.split())
+    for text in (result.output, caplog.text, trace.read_text()):
+        assert basic not in text and password not in text
+    # remembered for every later text too, the user name alone excepted: it is no secret
+    assert redact_known(f"svc sent {basic}, {password}") == "svc sent ***, ***"
 
 
 # ----------------------------------------------------------------------------- the redactor

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -110,10 +111,22 @@ async def test_a_collector_that_hangs_is_a_warning(
     assert any("could not export spans" in r.getMessage() for r in caplog.records)
 
 
-async def test_the_console_exporter(tmp_path: Path, fresh_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert await run_demo(demo_config(tmp_path, protocol="console", metrics=False)) == "final"
-    out = capsys.readouterr().out
-    assert '"name": "invoke_agent demo-oncall"' in out and '"name": "execute_tool ToolSearch"' in out
+def test_the_console_exporter_writes_to_stderr_so_a_quiet_run_pipes_only_its_answer(
+    tmp_path: Path, fresh_home: Path
+) -> None:
+    config = demo_config(tmp_path, protocol="console")
+    env = {**os.environ, "GREENROOM_HOME": str(fresh_home), "COLUMNS": "200"}
+    done = subprocess.run(
+        [sys.executable, "-m", "greenroom.cli", "run", str(config), "checkout is slow", "-q"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() and '"name"' not in done.stdout  # the answer, and nothing else
+    assert '"name": "invoke_agent demo-oncall"' in done.stderr and '"name": "execute_tool ToolSearch"' in done.stderr
+    assert '"resource_metrics"' in done.stderr
 
 
 async def test_otel_sdk_disabled_turns_it_off(

@@ -366,10 +366,19 @@ def test_priors_sweep_takes_the_store_and_the_bound_from_a_config(shelf: str, tm
     section = f'[plugins.priors-persistence]\nstore = "memory://{shelf}"\njournal_stale = 0.000001\n'
     cfg.write_text('[agent]\nmodel = "scripted:script.jsonl"\n' + section)
     cli = plugin_cli(PriorsPlugin())
-    swept = CliRunner().invoke(cli, ["priors", "sweep", str(cfg)])
+    swept = CliRunner().invoke(cli, ["priors", "sweep", "--config", str(cfg)])
     assert swept.exit_code == 0, swept.output
+    assert "deprecated" not in swept.output
     assert f"swept memory://{shelf}: folded 1 run(s) of 1 agent(s), 2 call(s)" in swept.output
     assert calls_in_document(shelf) == {"alpha": 2} and journal_of(shelf) == {}
     cfg.write_text('[agent]\nmodel = "scripted:script.jsonl"\n[plugins.priors-persistence]\nstore = "sqlite://p.db"\n')
-    refused = CliRunner().invoke(cli, ["priors", "sweep", str(cfg)])
+    refused = CliRunner().invoke(cli, ["priors", "sweep", "--config", str(cfg)])
     assert refused.exit_code == 2 and "keeps no journal of calls: nothing to sweep" in refused.output
+    # the config as an argument, as before --config, still works, with a word that it is deprecated
+    old_form = CliRunner().invoke(cli, ["priors", "sweep", str(cfg)])
+    assert old_form.exit_code == 2 and "keeps no journal of calls: nothing to sweep" in old_form.output
+    assert "'greenroom priors sweep CONFIG' is deprecated: use 'greenroom priors sweep --config CONFIG'" in " ".join(
+        old_form.output.split()
+    )
+    both = CliRunner().invoke(cli, ["priors", "sweep", str(cfg), "--config", str(cfg)])
+    assert both.exit_code == 2 and "give the config once, with --config" in both.output
