@@ -7,6 +7,7 @@ else the first arm), so the figures compare arms that saw the same sessions.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +41,13 @@ def window_figures(results: Sequence[SessionResult]) -> dict[str, float]:
         "input_tokens": _mean([r.input_tokens for r in results]),
         "cost": _mean([r.cost for r in results]),
     }
+
+
+def prefix_changes(results: Sequence[SessionResult]) -> int:
+    """How many sessions ended on another cacheable prefix (tools and system prompt) than
+    the session before: each change is a prompt-cache write on a caching provider."""
+    prefixes = [r.tail.prefix_hash for r in results if r.tail is not None]
+    return sum(a != b for a, b in itertools.pairwise(prefixes))
 
 
 def curve(results: Sequence[SessionResult], windows: int = WINDOWS) -> list[dict[str, float]]:
@@ -78,6 +86,7 @@ def summarize(by_arm: dict[str, list[SessionResult]]) -> dict[str, Any]:
                 "tokens_ratio": fig["input_tokens"] / base["input_tokens"] if base["input_tokens"] else None,
                 "cache_read_share": sum(r.cached_tokens for r in results) / total_in if total_in else 0.0,
                 "invalid_calls_per_session": _mean([r.invalid_calls for r in results]),
+                "prefix_changes": prefix_changes(results),
                 "errors": sum(r.stop_reason == "error" or bool(r.error) for r in results),
                 "check_errors": sum(bool(r.error) for r in results),
                 "error_messages": list(dict.fromkeys(r.error for r in results if r.error))[:SHOWN_ERRORS],

@@ -58,6 +58,8 @@ def test_learned_priors_cut_searches(catalog: tuple[Path, Path], tmp_path: Path)
     assert learned["searches_per_session"] < plain["searches_per_session"]
     assert learned["curve"][-1]["searches"] == 0  # the last sessions found it eager
     assert learned["steps_per_session"] < plain["steps_per_session"]
+    # dispatch keeps one prefix from session to session; learning changes it at revisions
+    assert plain["prefix_changes"] == 0 < learned["prefix_changes"] < 8
 
 
 def test_results_resume_where_they_stopped(catalog: tuple[Path, Path], tmp_path: Path) -> None:
