@@ -191,3 +191,14 @@ def test_a_deeply_nested_task_line_is_a_clear_error(tmp_path: Path) -> None:
     result = cli("--tools", str(tools), "--tasks", str(tasks), "--out", str(tmp_path / "o"))
     assert result.exit_code == 2
     assert "tasks.jsonl:5: nested more than 64 levels deep" in result.output and "Traceback" not in result.output
+
+
+def test_a_gold_tool_the_policy_hides_is_left_out(tmp_path: Path) -> None:
+    tools, tasks = write_catalog(tmp_path)
+    config = tmp_path / "agent.toml"
+    config.write_text(f'[tools]\ncatalogs = ["{tools}"]\n\n[tools.policy]\ndeny = ["sendEmail*"]\n')
+    plan = prepare(Target(config=config), tasks, parse_arms("dispatch"), Mix(8, pool=4), tmp_path / "o")
+    assert plan.warnings == (
+        f"{tasks}:4: task 'mail' left out: gold tool 'sendEmailMessage' is hidden by the config's policy "
+        "(policy deny 'sendEmail*')",
+    )
