@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -152,7 +151,6 @@ def test_a_hung_checker_is_given_up_and_not_asked_again(checks: str, tmp_path: P
     tasks = tmp_path / "checked.jsonl"
     tasks.write_text(json.dumps({**WEATHER, "check": f"{checks}:hang"}) + "\n")
     tools, _ = write_catalog(tmp_path)
-    before = threading.active_count()
     report = evaluate(
         Target(tools=tools), tasks, parse_arms("dispatch"), Mix(4, pool=1), tmp_path / "o", check_timeout=0.2
     )
@@ -161,7 +159,6 @@ def test_a_hung_checker_is_given_up_and_not_asked_again(checks: str, tmp_path: P
     (message,) = arm["error_messages"]
     assert message.startswith("check eval_fault_checks:hang gave no answer within 0.2 s; it is left running")
     assert sys.modules[checks].asked == ["weather"]  # asked once: one thread left waiting, not four
-    assert threading.active_count() <= before + 1
 
 
 @pytest.mark.parametrize(
