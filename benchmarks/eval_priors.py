@@ -16,9 +16,11 @@ ranking on 300 held-out queries (tasks outside the learning pool) with the prior
 learning arm ended with, against the same ranking with no priors.
 
     python benchmarks/eval_priors.py [--sessions 200] [--datasets seal_tools,metatool]
-        [--no-eager] [--plot docs/img/eval-priors.png]
+        [--no-eager] [--plot docs/img/eval-priors.png] [--figures]
 
-Results go to benchmarks/results/eval_priors.json. Datasets absent: says so, exits 0.
+Results go to benchmarks/results/eval_priors.json; ``--figures`` also writes what
+docs/priors.md and README show of them to docs/figures/eval_priors.json and rewrites
+those tables (``benchmarks/figures.py``). Datasets absent: says so, exits 0.
 """
 
 from __future__ import annotations
@@ -126,12 +128,49 @@ def print_dataset(console: Console, name: str, report: dict[str, Any]) -> dict[s
     return ratios
 
 
+ARM_FIGURES = (
+    "name",
+    "success",
+    "searches_per_session",
+    "steps_per_session",
+    "input_tokens_per_session",
+    "cost_ratio",
+    "prefix_changes",
+    "errors",
+)
+
+
+def figures(results: dict[str, Any]) -> dict[str, Any]:
+    """What the docs show of the results: per dataset its arms' figures and the ratios
+    (rounded to six places, so that a figure reads the same on every machine)."""
+
+    def rounded(value: Any) -> Any:
+        return round(value, 6) if isinstance(value, float) else value
+
+    datasets = []
+    for name, report in results.items():
+        lines = (DATASETS / name / "tools.jsonl").read_text(encoding="utf-8").splitlines()
+        datasets.append(
+            {
+                "name": name,
+                "tools": sum(1 for line in lines if line.strip()),
+                "arms": [{k: rounded(a[k]) for k in ARM_FIGURES} for a in report["arms"]],
+                "ratios": {k: rounded(v) for k, v in report["ratios"].items()},
+                "held_out": report["search_boost"]["queries"],
+            }
+        )
+    mix = next(iter(results.values()))["settings"]["mix"]
+    settings = {k: mix[k] for k in ("sessions", "pool", "zipf", "seed")}
+    return {"settings": settings, "datasets": datasets}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--datasets", default="seal_tools,metatool")
     parser.add_argument("--no-eager", action="store_true", help="skip the all-eager arm (the slowest)")
     parser.add_argument("--plot", type=Path, default=None)
+    parser.add_argument("--figures", action="store_true", help="write docs/figures/eval_priors.json and the tables")
     args = parser.parse_args()
     console = Console()
     results: dict[str, Any] = {}
@@ -144,6 +183,11 @@ def main() -> None:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         console.print(f"written {RESULTS}")
+    if results and args.figures:
+        import figures as docs_figures  # beside this script
+
+        console.print(f"written {docs_figures.save('eval_priors', figures(results))}")
+        docs_figures.main([])
 
 
 if __name__ == "__main__":

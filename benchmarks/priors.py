@@ -7,10 +7,12 @@ reader process loads the document in a loop (read + validation, what RunStart do
 Ratios are against the 1-writer baseline of the same run. Every case also checks that
 the store counted exactly writers x saves sessions (no lost update).
 
-    python benchmarks/priors.py [--saves 150] [--writers 1,4,16] [--postgres-url URL]
+    python benchmarks/priors.py [--saves 150] [--writers 1,4,16] [--postgres-url URL] [--figures]
 
 PostgreSQL is taken from --postgres-url, else GREENROOM_TEST_POSTGRES_URL; without one
-it is skipped with a note (start one with: eval "$(bash .ci/postgres.sh)").
+it is skipped with a note (start one with: eval "$(bash .ci/postgres.sh)"). ``--figures``
+writes the results to docs/figures/priors_stores.json and rewrites docs/priors.md's
+table of them (``benchmarks/figures.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import multiprocessing as mp
 import os
 import platform
 import random
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -112,11 +115,13 @@ def main() -> None:
     ap.add_argument("--saves", type=int, default=150, help="saves per writer process")
     ap.add_argument("--writers", default="1,4,16", help="comma-separated writer counts")
     ap.add_argument("--postgres-url", default=os.environ.get("GREENROOM_TEST_POSTGRES_URL"))
+    ap.add_argument("--figures", action="store_true", help="write docs/figures/priors_stores.json and the table")
     args = ap.parse_args()
     counts = [int(w) for w in args.writers.split(",")]
     console = Console(width=130)
     tmp = Path(tempfile.mkdtemp(prefix="greenroom-bench-"))
-    backends = [("sqlite", f"sqlite://{tmp / 'priors.sqlite3'}")]
+    # 16 writers on a busy 2-core machine can wait past the default 10 s for the lock: a wait, not a failure
+    backends = [("sqlite", f"sqlite://{tmp / 'priors.sqlite3'}?timeout=120")]
     if args.postgres_url:
         backends.append(("postgresql", args.postgres_url))
     else:
@@ -137,10 +142,13 @@ def main() -> None:
         "lost",
     ):
         table.add_column(col, justify="left" if col == "store" else "right")
+    load = os.getloadavg()[0]  # a shared machine's other work shows in every figure: said with them
+    stores: dict[str, list[dict[str, float]]] = {}
     for name, url in backends:
         base: dict[str, float] | None = None
         for w in counts:
             r = run_case(url, w, args.saves)
+            stores.setdefault(name, []).append({"writers": w, **{k: round(v, 4) for k, v in r.items()}})
             base = base or r
             table.add_row(
                 name,
@@ -154,7 +162,30 @@ def main() -> None:
                 str(int(r["lost"])),
             )
     console.print(table)
-    console.print(f"[dim]{platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} CPU(s)[/]")
+    machine = describe_machine(args.postgres_url, load)
+    console.print(f"[dim]{machine}[/]")
+    if args.figures:
+        import figures as docs_figures  # beside this script
+
+        figures = {"settings": {"saves": args.saves, "writers": counts}, "machine": machine, "stores": stores}
+        console.print(f"written {docs_figures.save('priors_stores', figures)}")
+        docs_figures.main([])
+
+
+def describe_machine(postgres_url: str | None, load: float) -> str:
+    """Where the figures were measured: CPUs and their load, OS, Python, SQLite and
+    PostgreSQL versions."""
+    text = (
+        f"{os.cpu_count()} CPU(s) at load {load:.1f} when it started, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}"
+    )
+    if postgres_url:
+        import psycopg
+
+        with psycopg.connect(postgres_url) as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+        text += f", PostgreSQL {row[0].split()[0] if row else '?'} on loopback"
+    return text
 
 
 if __name__ == "__main__":

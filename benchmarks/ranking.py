@@ -146,6 +146,10 @@ def run_catalog(
     return results, halves
 
 
+def _ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}x"
+
+
 def print_table(console: Console, title: str, results: list[EvalResult], halves: dict[Any, dict[str, float]]) -> None:
     plain = relative(results, baseline="bm25-plain")
     before = relative(results, baseline=BEFORE)
@@ -159,8 +163,8 @@ def print_table(console: Console, title: str, results: list[EvalResult], halves:
             r.ranker,
             r.form,
             *(f"{getattr(r, m):.3f}" for m in ("recall_at_5", "recall_at_10", "ndcg_at_10", "mrr", "all_gold_at_5")),
-            f"{plain.get(key, {}).get('recall_at_5', float('nan')):.3f}x",
-            f"{before.get(key, {}).get('recall_at_5', float('nan')):.3f}x",
+            _ratio(plain.get(key, {}).get("recall_at_5")),
+            _ratio(before.get(key, {}).get("recall_at_5")),
             f"{halves[key]['even']:.3f}",
             f"{halves[key]['odd']:.3f}",
             f"{r.build_seconds:.3f}",

@@ -5,9 +5,12 @@ events), for the first step and for a whole scripted session in which the model 
 handful of discoveries and calls what it found. Ratios are against all-eager, measured in
 the same run.
 
-    python benchmarks/tokens.py [--steps 20] [--discoveries 5] [--json out.json]
+    python benchmarks/tokens.py [--steps 20] [--discoveries 5] [--json out.json] [--figures]
 
-Needs ../shared/datasets (github_mcp, seal_tools); skips a catalog that is absent.
+``--figures`` writes them to docs/figures/tokens.json and rewrites the docs' tables that
+show them (``benchmarks/figures.py``); tests/test_figures.py counts them again and fails
+when the code sends other numbers. Needs ../shared/datasets (github_mcp, seal_tools);
+skips a catalog that is absent.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import argparse
 import json
 import random
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,13 +77,23 @@ def catalogs(sizes: list[int]) -> list[tuple[str, list[Any]]]:
     out = []
     gh = DATASETS / "github_mcp" / "tools.jsonl"
     if gh.exists():
-        out.append(("github_mcp (117)", load_catalog(gh)))
+        out.append(("github_mcp", load_catalog(gh)))
     seal = DATASETS / "seal_tools" / "tools.jsonl"
     if seal.exists():
         everything = load_catalog(seal)
-        for n in sizes:
-            out.append((f"seal_tools ({min(n, len(everything))})", everything[:n]))
+        out.extend(("seal_tools", everything[:n]) for n in sizes)
     return out
+
+
+def figures(steps: int = 20, discoveries: int = 5, sizes: Sequence[int] = (100, 1000, 4076)) -> dict[str, Any]:
+    """Every catalog under every strategy: ``{"settings", "catalogs": [{"name", "tools",
+    "strategies": {strategy: measure()}}]}`` (exact counts: the same on every run)."""
+    out: list[dict[str, Any]] = []
+    for name, tools in catalogs(list(sizes)):
+        targets = random.Random(7).sample([t.descriptor.name for t in tools], discoveries)
+        per = {s: anyio.run(measure, tools, options, targets, steps, discoveries) for s, options in STRATEGIES.items()}
+        out.append({"name": name, "tools": len(tools), "strategies": per})
+    return {"settings": {"steps": steps, "discoveries": discoveries, "sizes": list(sizes)}, "catalogs": out}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,30 +102,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--discoveries", type=int, default=5)
     ap.add_argument("--sizes", type=int, nargs="*", default=[100, 1000, 4076])
     ap.add_argument("--json", type=Path, help="also write the results as JSON")
+    ap.add_argument("--figures", action="store_true", help="write docs/figures/tokens.json and the docs' tables")
     args = ap.parse_args(argv)
     console = Console()
-    cats = catalogs(args.sizes)
-    if not cats:
+    results = figures(args.steps, args.discoveries, args.sizes)
+    if not results["catalogs"]:
         console.print(f"[yellow]skipped: no datasets under {DATASETS}[/]")
         return 0
-    results: dict[str, dict[str, Any]] = {}
-    for label, tools in cats:
-        rng = random.Random(7)
-        targets = rng.sample([t.descriptor.name for t in tools], args.discoveries)
-        results[label] = {}
-        for name, strategy in STRATEGIES.items():
-            results[label][name] = anyio.run(measure, tools, strategy, targets, args.steps, args.discoveries)
     table = Table(
         title=f"tokens sent (exact o200k): first step, and a {args.steps}-step session with "
         f"{args.discoveries} discoveries; ratio to all-eager"
     )
     for col in ("catalog", "strategy", "step-1 tool definitions", "ratio", "session total", "ratio", "prefix hashes"):
         table.add_column(col, justify="left" if col in ("catalog", "strategy") else "right")
-    for label, per in results.items():
-        base = per["all-eager"]
-        for name, r in per.items():
+    for cat in results["catalogs"]:
+        base = cat["strategies"]["all-eager"]
+        for name, r in cat["strategies"].items():
             table.add_row(
-                label,
+                f"{cat['name']} ({cat['tools']})",
                 name,
                 f"{r['first_definitions']:,}",
                 f"{r['first_definitions'] / base['first_definitions']:.3f}",
@@ -123,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2))
+    if args.figures:
+        import figures as docs_figures  # beside this script
+
+        console.print(f"written {docs_figures.save('tokens', results)}")
+        docs_figures.main([])
     return 0
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from greenroom._support.arguments import MAX_ARGUMENT_DEPTH as MAX_ARGUMENT_DEPTH
     from greenroom._support.arguments import json_text as json_text
     from greenroom._support.arguments import parse_json_object as parse_json_object
+    from greenroom._support.arguments import text_nesting_exceeds as text_nesting_exceeds
     from greenroom._support.compact import compact_json as compact_json
     from greenroom._support.digest_cache import DigestCache as DigestCache
     from greenroom._support.digest_cache import default_digest_cache as default_digest_cache
@@ -83,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     "peek_schema": "greenroom.tools.catalog",
     "json_text": "greenroom._support.arguments",
     "parse_json_object": "greenroom._support.arguments",
+    "text_nesting_exceeds": "greenroom._support.arguments",
     "MAX_ARGUMENT_DEPTH": "greenroom._support.arguments",
     "message_tokens": "greenroom.tokens.accounting",
     "normalize_term": "greenroom.search",

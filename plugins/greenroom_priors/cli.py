@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from greenroom import make_plugin_host
-from greenroom.kit import write_json_atomic
+from greenroom.kit import MAX_ARGUMENT_DEPTH, text_nesting_exceeds, write_json_atomic
 from greenroom_priors.config import PriorsConfig
 from greenroom_priors.ewma import DocumentError, check_document, empty_document, utc_now
 from greenroom_priors.journal import SweepReport, fold_runs, has_journal
@@ -246,6 +246,9 @@ def import_(
             "priors import reads a JSON file written by 'priors export'"
         )
         raise
+    # json recurses once per level: a document nested thousands deep would end in a RecursionError
+    if text_nesting_exceeds(text):
+        _fail(f"{file}: nested more than {MAX_ARGUMENT_DEPTH} levels deep; not a document written by 'priors export'")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

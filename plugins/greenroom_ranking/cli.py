@@ -12,7 +12,16 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from greenroom_ranking.evaluate import BASELINE, DEFAULT, EvalResult, evaluate, load_queries, load_tools, relative
+from greenroom_ranking.evaluate import (
+    BASELINE,
+    DEFAULT,
+    EvalResult,
+    evaluate,
+    load_queries,
+    load_tools,
+    missing_gold,
+    relative,
+)
 
 rank_app = typer.Typer(
     help="Tool-search ranking: evaluate rankers on catalogs with known answers.", no_args_is_help=True
@@ -47,10 +56,11 @@ def results_tables(results: list[EvalResult], title: str = "") -> list[Table]:
             f"{r.mrr:.3f}",
             f"{r.all_gold_at_5:.3f}",
         )
-        ratio = rel.get((r.ranker, r.form), {}).get("recall_at_5")
+        ratios = rel.get((r.ranker, r.form))  # None: the baseline was not run
+        ratio = None if ratios is None else ratios["recall_at_5"]
         cost.add_row(
             Text(label),
-            "" if ratio is None else f"{ratio:.2f}x",
+            "" if ratios is None else "n/a" if ratio is None else f"{ratio:.2f}x",  # n/a: the baseline found none
             f"{r.build_seconds:.2f}",
             f"{r.p50_ms:.2f}",
             f"{r.p95_ms:.2f}",
@@ -94,6 +104,16 @@ def eval_cmd(
     except (OSError, ValueError) as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(2) from None
+    unfindable = missing_gold(qs, catalog)
+    if unfindable:
+        first, absent = unfindable[0]
+        Console(stderr=True).print(
+            f"[yellow]warning:[/] {len(unfindable)} of {len(qs)} queries name gold tools that are not in "
+            f"{escape(str(tools))} (the first: {escape(first.where)}, {escape(', '.join(map(repr, absent)))}); "
+            "no ranker can find them, so every figure is lower by as much",
+            highlight=False,
+            emoji=False,
+        )
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     results: list[EvalResult] = []
@@ -126,6 +146,7 @@ def eval_cmd(
             "queries": str(queries),
             "tool_count": len(catalog),
             "query_count": len(qs),
+            "queries_with_missing_gold": len(unfindable),
             "baseline": BASELINE,
             "results": [{**r.to_json(), "vs_baseline": rel.get((r.ranker, r.form))} for r in results],
         }

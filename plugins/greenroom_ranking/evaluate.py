@@ -26,6 +26,7 @@ from typing import Any, Literal
 import attrs
 
 from greenroom import SearchQuery, ToolDescriptor, load_catalog
+from greenroom.kit import MAX_ARGUMENT_DEPTH, text_nesting_exceeds
 from greenroom_ranking.config import BUILTIN_RANKERS, HYBRID_SETTINGS, HYBRID_V1_SETTINGS, V1_SETTINGS, RankingConfig
 from greenroom_ranking.text import keywords_form
 
@@ -41,6 +42,8 @@ class EvalQuery:
     text: str
     gold: tuple[str, ...]
     id: str = ""
+    where: str = attrs.field(default="", eq=False)
+    """``file:line`` of the query, for what is said about it."""
 
 
 @attrs.frozen
@@ -81,12 +84,29 @@ def load_queries(path: str | Path, limit: int | None = None) -> list[EvalQuery]:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
-            item = json.loads(line)
-            gold = item.get("gold") or []
-            if not isinstance(item.get("query"), str) or not gold:
-                raise ValueError(f"{path}:{lineno}: expected {{'query': str, 'gold': [names]}}")
-            out.append(EvalQuery(item["query"], tuple(gold), str(item.get("id", lineno))))
+            where = f"{path}:{lineno}"
+            if text_nesting_exceeds(line):  # json would recurse once per level, into a RecursionError
+                raise ValueError(f"{where}: nested more than {MAX_ARGUMENT_DEPTH} levels deep")
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+            if not (isinstance(item, dict) and isinstance(item.get("query"), str) and item.get("gold")):
+                raise ValueError(f"{where}: expected {{'query': str, 'gold': [names]}}")
+            out.append(EvalQuery(item["query"], tuple(item["gold"]), str(item.get("id", lineno)), where))
     return sample(out, limit)
+
+
+def missing_gold(queries: Sequence[EvalQuery], tools: Sequence[ToolDescriptor]) -> list[tuple[EvalQuery, list[str]]]:
+    """The queries whose gold tools are not all in the catalog, each with the missing
+    names: no ranker can find those, so they only lower every ranker's figures."""
+    names = {t.name for t in tools}
+    out = []
+    for q in queries:
+        missing = [g for g in q.gold if g not in names]
+        if missing:
+            out.append((q, missing))
+    return out
 
 
 def sample(items: list[EvalQuery], limit: int | None) -> list[EvalQuery]:
@@ -266,15 +286,14 @@ def installed_ranker(name: str) -> Callable[[SearchQuery, Sequence[ToolDescripto
     return search
 
 
-def relative(results: Sequence[EvalResult], baseline: str = BASELINE) -> dict[tuple[str, str], dict[str, float]]:
-    """Each result's metrics divided by the baseline's on the same query form."""
+def relative(results: Sequence[EvalResult], baseline: str = BASELINE) -> dict[tuple[str, str], dict[str, float | None]]:
+    """Each result's metrics divided by the baseline's on the same query form; None where
+    the baseline's is 0 (no ratio: it found nothing)."""
     base = {r.form: r for r in results if r.ranker == baseline}
-    out: dict[tuple[str, str], dict[str, float]] = {}
+    out: dict[tuple[str, str], dict[str, float | None]] = {}
     for r in results:
         b = base.get(r.form)
         if b is None:
             continue
-        out[(r.ranker, r.form)] = {
-            m: (getattr(r, m) / getattr(b, m)) if getattr(b, m) else float("nan") for m in METRICS
-        }
+        out[(r.ranker, r.form)] = {m: (getattr(r, m) / getattr(b, m)) if getattr(b, m) else None for m in METRICS}
     return out

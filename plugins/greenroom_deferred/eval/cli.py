@@ -36,6 +36,7 @@ def eval_command(
     max_steps: Annotated[int | None, typer.Option(help="Model calls per session at most.")] = None,
     price: Annotated[str, typer.Option(help="Price table for session cost.")] = "anthropic:claude-sonnet-4.5",
     concurrency: Annotated[int, typer.Option(help="Sessions at once against a real model.")] = 4,
+    check_timeout: Annotated[float, typer.Option(help="Seconds a task's checker may take per session.")] = 10.0,
     out: Annotated[Path, typer.Option(help="Folder for results (resumed when run again).")] = Path("greenroom-eval"),
     fresh: Annotated[bool, typer.Option(help="Forget results already in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -44,12 +45,13 @@ def eval_command(
     """Run tasks under several arms and compare them (see docs/eval.md)."""
     # rich and the runtime load only when the command runs, not at CLI start-up
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from greenroom import ConfigError
     from greenroom_deferred.bench.report import plot_unavailable
     from greenroom_deferred.eval.arms import ArmError, parse_arms
-    from greenroom_deferred.eval.plan import Target, evaluate
+    from greenroom_deferred.eval.plan import Target, prepare
     from greenroom_deferred.eval.report import plot_curves, print_report
     from greenroom_deferred.eval.runner import EvalError
     from greenroom_deferred.eval.tasks import Mix, TaskFileError
@@ -60,13 +62,26 @@ def eval_command(
         _fail(f"--agent must be simulated or model, not {agent!r}")
     if missing:
         _fail(missing)
-    if sessions < 1 or pool < 1 or zipf < 0:
-        _fail("--sessions and --pool must be at least 1, --zipf at least 0")
     try:
         chosen = parse_arms(arms)
         target = Target(config=config, tools=tools, model=model)
-    except (ArmError, EvalError) as exc:
+        plan = prepare(
+            target,
+            tasks,
+            chosen,
+            Mix(sessions=sessions, pool=pool, zipf=zipf, seed=seed),
+            out,
+            agent="simulated" if agent == "simulated" else "model",
+            price=price,
+            concurrency=concurrency,
+            max_steps=max_steps,
+            fresh=fresh,
+            check_timeout=check_timeout,
+        )
+    except (ArmError, EvalError, TaskFileError, ConfigError) as exc:
         _fail(str(exc))
+    for warning in plan.warnings:  # before the bars: each task left out, once, with its line
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True, emoji=False)
     counts: dict[str, list[int]] = {}
     with Progress(
         TextColumn("{task.description}"),
@@ -81,14 +96,16 @@ def eval_command(
         retries: dict[str, int] = {}
 
         def describe(arm: str) -> str:
-            done = counts.get(arm, [0, 0])
+            done = counts.get(arm, [0, 0, 0])
             text = f"{arm} · {done[1] / done[0]:.0%} done" if done[0] else arm
+            text += f" · {done[2]} errors" if done[2] else ""
             return text + (f" · {retries[arm]} retries" if retries.get(arm) else "")
 
         def progress(arm: str, result: Any) -> None:
-            done = counts.setdefault(arm, [0, 0])
+            done = counts.setdefault(arm, [0, 0, 0])
             done[0] += 1
             done[1] += int(result.success)
+            done[2] += int(result.stop_reason == "error" or bool(result.error))
             bar.update(ids[arm], advance=1, description=describe(arm))
 
         def retried(arm: str, count: int) -> None:
@@ -96,26 +113,13 @@ def eval_command(
             bar.update(ids[arm], description=describe(arm))
 
         try:
-            report = evaluate(
-                target,
-                tasks,
-                chosen,
-                Mix(sessions=sessions, pool=pool, zipf=zipf, seed=seed),
-                out,
-                agent="simulated" if agent == "simulated" else "model",
-                price=price,
-                concurrency=concurrency,
-                max_steps=max_steps,
-                fresh=fresh,
-                progress=progress,
-                retried=retried,
-            )
-        except (EvalError, TaskFileError, ConfigError) as exc:
+            report = plan.run(progress, retried)
+        except (EvalError, ConfigError) as exc:
             bar.stop()
             _fail(str(exc))
         except KeyboardInterrupt:
             bar.stop()
-            kept = sum(done for done, _ in counts.values())
+            kept = sum(done[0] for done in counts.values())
             typer.echo(f"stopped: {kept} sessions of this run kept in {out}; run the same command to go on", err=True)
             raise typer.Exit(130) from None
     if as_json:

@@ -1,22 +1,28 @@
 """One evaluation from start to report: configs for the arms, the session stream, the runs.
 
-``evaluate`` is what ``greenroom eval`` calls, and what Python users call to evaluate
-from a script or a notebook.
+``prepare`` checks everything that can be checked before a session runs (settings, the
+task file, the output folder, each task's gold tools against the config's) and returns a
+``Plan``; ``Plan.run`` runs it. ``evaluate`` does both: what Python users call from a
+script or a notebook. ``greenroom eval`` calls them apart, to say which tasks were left
+out before its progress bars start.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
 import attrs
 
-from greenroom import Model
+from greenroom import Model, abuild_runtime
 from greenroom_deferred.bench.costing import DEFAULT_PRICES
 from greenroom_deferred.eval.agent import SimulatedAgent
 from greenroom_deferred.eval.arms import Arm, base_config, write_overlays
+from greenroom_deferred.eval.checks import CHECK_TIMEOUT, Judge
 from greenroom_deferred.eval.report import summarize
 from greenroom_deferred.eval.runner import (
     EvalError,
@@ -29,7 +35,9 @@ from greenroom_deferred.eval.runner import (
     no_retries,
     run_arm,
 )
-from greenroom_deferred.eval.tasks import Mix, load_tasks, session_stream
+from greenroom_deferred.eval.tasks import Mix, Task, drop_unusable, load_tasks, session_stream
+
+log = logging.getLogger("greenroom.eval")
 
 AgentKind = Literal["simulated", "model"]
 
@@ -52,6 +60,157 @@ class Target:
         return str(path)
 
 
+def prepare(
+    target: Target,
+    tasks_path: Path,
+    arms: Sequence[Arm],
+    mix: Mix,
+    out: Path,
+    *,
+    agent: AgentKind = "simulated",
+    price: str = "anthropic:claude-sonnet-4.5",
+    concurrency: int = 4,
+    max_steps: int | None = None,
+    fresh: bool = False,
+    check_timeout: float = CHECK_TIMEOUT,
+) -> Plan:
+    """Check the evaluation and make it ready to run (see the module)."""
+    if price not in DEFAULT_PRICES:
+        raise EvalError(f"--price: no price named {price!r}; the prices are {', '.join(DEFAULT_PRICES)}")
+    if concurrency < 1:
+        raise EvalError("--concurrency must be at least 1")
+    if mix.sessions < 1 or mix.pool < 1:
+        raise EvalError("--sessions and --pool must be at least 1")
+    if not math.isfinite(mix.zipf) or mix.zipf < 0:
+        raise EvalError(f"--zipf must be a number of at least 0 (0: every task as likely), not {mix.zipf}")
+    if not math.isfinite(check_timeout) or check_timeout <= 0:
+        raise EvalError(f"--check-timeout must be a number of seconds above 0, not {check_timeout}")
+    if agent == "model" and target.tools is not None and not target.model:
+        raise EvalError("--agent model with --tools needs --model SPEC (for example openai:gpt-5)")
+    tasks = load_tasks(tasks_path)
+    _make_folder(out)
+    if target.config is not None:
+        base = target.config.resolve()
+        if not base.is_file():
+            raise EvalError(f"{target.config}: no such config file")
+    else:
+        assert target.tools is not None
+        if not target.tools.is_file():
+            raise EvalError(f"--tools {target.tools}: no such file")
+        base = base_config(target.tools, out, model=target.model, max_steps=max_steps or 12)
+        max_steps = None  # the base config has it
+    kept, warnings = drop_unusable(tasks, anyio.run(unusable_gold, base, tasks))
+    if not kept:
+        raise EvalError(f"{tasks_path}: no task is left to run; " + "; ".join(warnings[:3]))
+    kept_ids = {t.id for t in kept}
+    settings = Settings(
+        arms=tuple(a.name for a in arms),
+        mix=mix,
+        agent=agent,
+        price=price,
+        tasks_digest=digest(tasks_path),
+        target=str(base),
+        left_out=tuple(t.id for t in tasks if t.id not in kept_ids),
+    )
+    results = ResultsFile(out, settings, fresh=fresh)
+    return Plan(
+        arms=tuple(arms),
+        stream=tuple(session_stream(kept, mix)),
+        configs=write_overlays(arms, base, out, max_steps),
+        results=results,
+        settings=settings,
+        agent=agent,
+        price=price,
+        concurrency=concurrency,
+        judge=Judge(check_timeout),
+        warnings=tuple(warnings),
+    )
+
+
+def _make_folder(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise EvalError(f"--out {out}: names a file; --out is the folder the results go to")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EvalError(f"--out {out}: cannot make the folder ({exc.strerror or exc})") from None
+
+
+async def unusable_gold(config: Path, tasks: Sequence[Task]) -> dict[str, str]:
+    """The gold tools no arm of ``config`` can call, each with why: not among its tools,
+    an invalid parameter schema, or hidden by its policy. Asked of a runtime built from
+    the config, as the arms build theirs (the model is not needed, and not built)."""
+    from greenroom_deferred.eval.agent import SimulatedAgent
+
+    rt = await abuild_runtime(config, model=SimulatedAgent())
+    try:
+        gold = {g for t in tasks for g in t.gold}
+        usable = gold.intersection(d.name for d in rt.universe())
+        broken = rt.tools.unusable
+        out = {
+            g: (
+                f"is unusable: its parameter schema is invalid ({broken[g]})"
+                if g in broken
+                else "is not among the config's tools"
+            )
+            for g in gold - usable
+        }
+        for name, why in rt.scoping.policy_hides(sorted(usable)):
+            out[name] = f"is hidden by the config's policy ({why.describe()})"
+        return out
+    finally:
+        await rt.aclose()
+
+
+@attrs.frozen
+class Plan:
+    """An evaluation ready to run: checked, its configs written, its sessions drawn."""
+
+    arms: tuple[Arm, ...]
+    stream: tuple[Task, ...]
+    configs: Mapping[str, Path]
+    results: ResultsFile
+    settings: Settings
+    agent: AgentKind
+    price: str
+    concurrency: int
+    judge: Judge
+    warnings: tuple[str, ...]
+    """One line per task left out (its gold tools cannot be called), with its file and line."""
+
+    def run(self, progress: Progress = no_progress, retried: Retried = no_retries) -> dict[str, Any]:
+        """Run every arm over the same session stream; return the report (``summarize``)."""
+        retries: dict[str, int] = {}
+
+        def model() -> Model | None:
+            return SimulatedAgent() if self.agent == "simulated" else None
+
+        async def go() -> None:
+            # simulated sessions are CPU work on this loop: running them side by side gains nothing
+            limiter = anyio.CapacityLimiter(1 if self.agent == "simulated" else self.concurrency)
+            for arm in self.arms:
+                retries[arm.name] = await run_arm(
+                    arm,
+                    self.configs[arm.name],
+                    self.stream,
+                    self.results,
+                    model=model,
+                    price=self.price,
+                    judge=self.judge,
+                    limiter=limiter,
+                    progress=progress,
+                    retried=retried,
+                )
+
+        anyio.run(go)
+        report = summarize({a.name: self.results.results(a.name) for a in self.arms})
+        for entry in report["arms"]:
+            entry["retries"] = retries.get(entry["name"], 0)  # provider retries in this run
+        report["settings"] = self.settings.to_json()
+        report["left_out"] = list(self.warnings)
+        return report
+
+
 def evaluate(
     target: Target,
     tasks_path: Path,
@@ -64,63 +223,25 @@ def evaluate(
     concurrency: int = 4,
     max_steps: int | None = None,
     fresh: bool = False,
+    check_timeout: float = CHECK_TIMEOUT,
     progress: Progress = no_progress,
     retried: Retried = no_retries,
 ) -> dict[str, Any]:
-    """Run every arm over the same session stream; return the report (``summarize``)."""
-    if price not in DEFAULT_PRICES:
-        raise EvalError(f"--price: no price named {price!r}; the prices are {', '.join(DEFAULT_PRICES)}")
-    if concurrency < 1:
-        raise EvalError("--concurrency must be at least 1")
-    if agent == "model" and target.tools is not None and not target.model:
-        raise EvalError("--agent model with --tools needs --model SPEC (for example openai:gpt-5)")
-    tasks = load_tasks(tasks_path)
-    stream = session_stream(tasks, mix)
-    if target.config is not None:
-        base = target.config.resolve()
-        if not base.is_file():
-            raise EvalError(f"{target.config}: no such config file")
-    else:
-        assert target.tools is not None
-        if not target.tools.is_file():
-            raise EvalError(f"--tools {target.tools}: no such file")
-        base = base_config(target.tools, out, model=target.model, max_steps=max_steps or 12)
-        max_steps = None  # the base config has it
-    settings = Settings(
-        arms=tuple(a.name for a in arms),
-        mix=mix,
+    """``prepare`` and run: the report, whose ``left_out`` lists the tasks left out (each
+    is also logged as a warning on ``greenroom.eval``)."""
+    plan = prepare(
+        target,
+        tasks_path,
+        arms,
+        mix,
+        out,
         agent=agent,
         price=price,
-        tasks_digest=digest(tasks_path),
-        target=str(base),
+        concurrency=concurrency,
+        max_steps=max_steps,
+        fresh=fresh,
+        check_timeout=check_timeout,
     )
-    results = ResultsFile(out, settings, fresh=fresh)
-    configs = write_overlays(arms, base, out, max_steps)
-
-    def model() -> Model | None:
-        return SimulatedAgent() if agent == "simulated" else None
-
-    retries: dict[str, int] = {}
-
-    async def go() -> None:
-        # simulated sessions are CPU work on this loop: running them side by side gains nothing
-        limiter = anyio.CapacityLimiter(1 if agent == "simulated" else concurrency)
-        for arm in arms:
-            retries[arm.name] = await run_arm(
-                arm,
-                configs[arm.name],
-                stream,
-                results,
-                model=model,
-                price=price,
-                limiter=limiter,
-                progress=progress,
-                retried=retried,
-            )
-
-    anyio.run(go)
-    report = summarize({a.name: results.results(a.name) for a in arms})
-    for entry in report["arms"]:
-        entry["retries"] = retries.get(entry["name"], 0)  # provider retries in this run
-    report["settings"] = settings.to_json()
-    return report
+    for warning in plan.warnings:
+        log.warning("%s", warning)
+    return plan.run(progress, retried)

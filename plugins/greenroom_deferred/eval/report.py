@@ -7,6 +7,7 @@ else the first arm), so the figures compare arms that saw the same sessions.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,9 @@ from greenroom_deferred.eval.runner import SessionResult
 WINDOWS = 10
 """Points of the learning curve: the sessions in this many consecutive windows."""
 
+SHOWN_ERRORS = 3
+"""Distinct check errors kept per arm in the report."""
+
 
 def _mean(values: Sequence[float]) -> float:
     return statistics.fmean(values) if values else 0.0
@@ -37,6 +41,13 @@ def window_figures(results: Sequence[SessionResult]) -> dict[str, float]:
         "input_tokens": _mean([r.input_tokens for r in results]),
         "cost": _mean([r.cost for r in results]),
     }
+
+
+def prefix_changes(results: Sequence[SessionResult]) -> int:
+    """How many sessions ended on another cacheable prefix (tools and system prompt) than
+    the session before: each change is a prompt-cache write on a caching provider."""
+    prefixes = [r.tail.prefix_hash for r in results if r.tail is not None]
+    return sum(a != b for a, b in itertools.pairwise(prefixes))
 
 
 def curve(results: Sequence[SessionResult], windows: int = WINDOWS) -> list[dict[str, float]]:
@@ -75,7 +86,10 @@ def summarize(by_arm: dict[str, list[SessionResult]]) -> dict[str, Any]:
                 "tokens_ratio": fig["input_tokens"] / base["input_tokens"] if base["input_tokens"] else None,
                 "cache_read_share": sum(r.cached_tokens for r in results) / total_in if total_in else 0.0,
                 "invalid_calls_per_session": _mean([r.invalid_calls for r in results]),
-                "errors": sum(r.stop_reason == "error" for r in results),
+                "prefix_changes": prefix_changes(results),
+                "errors": sum(r.stop_reason == "error" or bool(r.error) for r in results),
+                "check_errors": sum(bool(r.error) for r in results),
+                "error_messages": list(dict.fromkeys(r.error for r in results if r.error))[:SHOWN_ERRORS],
                 "curve": curve(results),
             }
         )
@@ -109,7 +123,12 @@ def print_report(console: Console, report: dict[str, Any], title: str) -> None:
     console.print(table)
     for a in report["arms"]:
         if a["errors"]:
-            console.print(f"[yellow]{escape(a['name'])}: {a['errors']} sessions ended in an error[/]", highlight=False)
+            checks = f" ({a['check_errors']} of them a failed task check)" if a.get("check_errors") else ""
+            console.print(
+                f"[yellow]{escape(a['name'])}: {a['errors']} sessions ended in an error{checks}[/]", highlight=False
+            )
+            for message in a.get("error_messages", ()):  # a checker's name can read as an emoji code
+                console.print(f"[yellow]  {escape(message)}[/]", highlight=False, emoji=False)
         if a.get("retries"):
             console.print(f"{escape(a['name'])}: {a['retries']} provider calls retried", highlight=False)
 

@@ -25,6 +25,7 @@ import attrs
 from greenroom import CatalogTool, Model, ProviderModel, Runtime, abuild_runtime
 from greenroom_deferred.bench.costing import DEFAULT_PRICES, Price, Request, bill
 from greenroom_deferred.eval.arms import Arm
+from greenroom_deferred.eval.checks import CheckFailed, Judge
 from greenroom_deferred.eval.record import EvalProbe, SessionRecord
 from greenroom_deferred.eval.tasks import Mix, Task
 
@@ -48,9 +49,16 @@ class Settings:
     price: str
     tasks_digest: str
     target: str
+    left_out: tuple[str, ...] = ()
+    """The ids of tasks left out because their gold tools cannot be called."""
 
     def to_json(self) -> dict[str, Any]:
-        return {**attrs.asdict(self, recurse=False), "arms": list(self.arms), "mix": self.mix.to_json()}
+        return {
+            **attrs.asdict(self, recurse=False),
+            "arms": list(self.arms),
+            "mix": self.mix.to_json(),
+            "left_out": list(self.left_out),
+        }
 
 
 @attrs.frozen
@@ -69,6 +77,8 @@ class SessionResult:
     calls: int
     invalid_calls: int
     stop_reason: str
+    error: str = ""
+    """Why the session's task could not be judged (its checker failed), else empty."""
     tail: Request | None = None
     """The session's last request: where the next session's prompt cache starts from
     (kept so that a resumed evaluation bills the next session as an unbroken one would)."""
@@ -78,7 +88,7 @@ class SessionResult:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SessionResult:
-        values = {f.name: data[f.name] for f in attrs.fields(cls) if f.name != "tail"}
+        values = {f.name: data[f.name] for f in attrs.fields(cls) if f.name not in ("tail", "error")}
         raw = data.get("tail")
         tail = None
         if isinstance(raw, dict):
@@ -89,7 +99,7 @@ class SessionResult:
                 message_ids=tuple(raw["message_ids"]),
                 output_tokens=int(raw.get("output_tokens", 0)),
             )
-        return cls(**values, tail=tail)
+        return cls(**values, error=str(data.get("error") or ""), tail=tail)
 
 
 def digest(path: Path) -> str:
@@ -188,6 +198,7 @@ class ArmRun:
     runtime: Runtime
     probe: EvalProbe
     price: Price
+    judge: Judge
     previous: Request | None = None
     retries: int = 0
 
@@ -203,10 +214,12 @@ class ArmRun:
         cost, cached = session_cost(record, self.price, self.previous)
         if record.steps:
             self.previous = record.steps[-1].request
-        try:
-            success = stop != "error" and task.succeeded(record.calls, answer)
-        except Exception:  # a checker that fails counts the task as not done, and the eval goes on
-            success = False
+        success, error = False, ""
+        if stop != "error":
+            try:
+                success = await self.judge(task, record.calls, answer)
+            except CheckFailed as exc:  # not done, and said: an error of the arm, not a task failed
+                error = str(exc)
         return SessionResult(
             arm=self.arm.name,
             index=index,
@@ -222,17 +235,9 @@ class ArmRun:
             calls=len(record.calls),
             invalid_calls=sum(not c.valid for c in record.calls),
             stop_reason=stop,
+            error=error,
             tail=self.previous,
         )
-
-
-def check_gold(tasks: Sequence[Task], runtime: Runtime) -> None:
-    names = {d.name for d in runtime.universe()}
-    missing = [(t.id, g) for t in tasks for g in t.gold if g not in names]
-    if missing:
-        shown = ", ".join(f"{g!r} (task {tid})" for tid, g in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        raise EvalError(f"gold tools the config does not have: {shown}{more}")
 
 
 async def run_arm(
@@ -243,6 +248,7 @@ async def run_arm(
     *,
     model: Callable[[], Model | None],
     price: str,
+    judge: Judge,
     limiter: anyio.CapacityLimiter,
     progress: Progress,
     retried: Retried = no_retries,
@@ -251,10 +257,9 @@ async def run_arm(
     probe = EvalProbe()
     runtime = await abuild_runtime(config, model=model(), extra_plugins=[probe])
     try:
-        check_gold(stream, runtime)
         probe.stand_ins = frozenset(n for n, t in runtime.tools.items() if isinstance(t, CatalogTool))
         earlier = results.results(arm.name)
-        run = ArmRun(arm, runtime, probe, DEFAULT_PRICES[price], earlier[-1].tail if earlier else None)
+        run = ArmRun(arm, runtime, probe, DEFAULT_PRICES[price], judge, earlier[-1].tail if earlier else None)
         _count_retries(run, retried)
         todo = [(i, t) for i, t in enumerate(stream) if (arm.name, i) not in results.done]
 

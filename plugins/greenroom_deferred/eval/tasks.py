@@ -15,7 +15,6 @@ task is 1/r^s as likely as the first), seeded, so learning has something to lear
 
 from __future__ import annotations
 
-import importlib
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -24,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from greenroom.kit import read_regular_file
+from greenroom.kit import MAX_ARGUMENT_DEPTH, read_regular_file, text_nesting_exceeds
 
 MAX_TASK_BYTES = 1_000_000
 """Longest task line read; a task is a request, not a document."""
@@ -61,33 +60,8 @@ class Task:
     gold: tuple[str, ...]
     id: str
     check: str | None = None
-
-    def checker(self) -> Checker | None:
-        """The task's own checker, imported on first use."""
-        return None if self.check is None else _import_checker(self.check)
-
-    def succeeded(self, calls: Sequence[Call], answer: str) -> bool:
-        """Every gold tool was called with valid arguments, and the checker (if any) agrees."""
-        valid = {c.tool for c in calls if c.valid}
-        if not set(self.gold) <= valid:
-            return False
-        check = self.checker()
-        return True if check is None else bool(check(Transcript(self, tuple(calls), answer)))
-
-
-_CHECKERS: dict[str, Checker] = {}
-
-
-def _import_checker(spec: str) -> Checker:
-    hit = _CHECKERS.get(spec)
-    if hit is not None:
-        return hit
-    module, _, attr = spec.partition(":")
-    fn = getattr(importlib.import_module(module), attr)
-    if not callable(fn):
-        raise TypeError(f"{spec} is not callable")
-    _CHECKERS[spec] = fn
-    return fn
+    where: str = attrs.field(default="", eq=False)
+    """``file:line`` of the task, for what is said about it."""
 
 
 def parse_task(data: Any, where: str, fallback_id: str) -> Task:
@@ -102,12 +76,11 @@ def parse_task(data: Any, where: str, fallback_id: str) -> Task:
     if check is not None and (not isinstance(check, str) or ":" not in check):
         raise TaskFileError(f"{where}: check: expected 'module:function', got {check!r}")
     task_id = data.get("id", fallback_id)
-    return Task(query=query, gold=tuple(dict.fromkeys(gold)), id=str(task_id), check=check)
+    return Task(query=query, gold=tuple(dict.fromkeys(gold)), id=str(task_id), check=check, where=where)
 
 
-def load_tasks(path: str | Path, tools: set[str] | None = None) -> list[Task]:
-    """Read a task file; ``tools`` (the names the config has) makes a gold tool that
-    does not exist an error here rather than a task no arm can ever pass."""
+def load_tasks(path: str | Path) -> list[Task]:
+    """Read a task file; a line that is not a task is an error naming the file and line."""
     p = Path(path)
     try:
         raw = read_regular_file(p)  # a named pipe or a device is refused, never waited on
@@ -122,23 +95,38 @@ def load_tasks(path: str | Path, tools: set[str] | None = None) -> list[Task]:
         if len(line) > MAX_TASK_BYTES:
             raise TaskFileError(f"{where}: the line is longer than {MAX_TASK_BYTES:,} bytes")
         try:
-            data = json.loads(line.decode("utf-8"))
+            text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise TaskFileError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+        # json recurses once per level: a line nested thousands deep would end in a RecursionError
+        if text_nesting_exceeds(text):
+            raise TaskFileError(f"{where}: nested more than {MAX_ARGUMENT_DEPTH} levels deep; a task is a flat object")
+        try:
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise TaskFileError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
         task = parse_task(data, where, fallback_id=f"line-{lineno}")
         if task.id in seen:
             raise TaskFileError(f"{where}: id {task.id!r} is used by an earlier task")
         seen.add(task.id)
-        if tools is not None:
-            unknown = [g for g in task.gold if g not in tools]
-            if unknown:
-                raise TaskFileError(f"{where}: gold: no tool named {', '.join(map(repr, unknown))} in the config")
         out.append(task)
     if not out:
         raise TaskFileError(f"{p}: no tasks in the file")
     return out
+
+
+def drop_unusable(tasks: Sequence[Task], unusable: Mapping[str, str]) -> tuple[list[Task], list[str]]:
+    """The tasks whose gold tools are all usable, and one warning per task left out
+    (``unusable``: a gold tool's name -> why no arm can call it)."""
+    kept: list[Task] = []
+    warnings: list[str] = []
+    for task in tasks:
+        why = [f"{g!r} {unusable[g]}" for g in task.gold if g in unusable]
+        if why:
+            warnings.append(f"{task.where}: task {task.id!r} left out: gold tool {'; '.join(why)}")
+        else:
+            kept.append(task)
+    return kept, warnings
 
 
 @attrs.frozen
@@ -158,5 +146,5 @@ def session_stream(tasks: Sequence[Task], mix: Mix) -> list[Task]:
     """The task of each session, in order: the same for every arm and every run."""
     rng = random.Random(mix.seed)
     pool = rng.sample(list(tasks), min(mix.pool, len(tasks)))  # also the popularity order
-    weights = [1.0 / (rank**mix.zipf) for rank in range(1, len(pool) + 1)]
+    weights = [rank**-mix.zipf for rank in range(1, len(pool) + 1)]  # never overflows, whatever zipf
     return rng.choices(pool, weights=weights, k=mix.sessions)

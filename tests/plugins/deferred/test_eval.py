@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eval_testutil import TASKS, write_catalog
 from gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
@@ -20,50 +21,10 @@ from greenroom_deferred.eval.plan import Target, evaluate
 from greenroom_deferred.eval.runner import EvalError
 from greenroom_deferred.eval.tasks import Mix, TaskFileError, load_tasks
 
-TOPICS = [
-    ("getWeatherForecast", "Get the weather forecast for a city", {"city": "string"}),
-    ("bookFlightTicket", "Book a flight ticket between two airports", {"origin": "string", "destination": "string"}),
-    ("convertCurrencyAmount", "Convert an amount of money between currencies", {"amount": "number"}),
-    ("translateText", "Translate a text into another language", {"text": "string", "language": "string"}),
-    ("sendEmailMessage", "Send an email message to a recipient", {"recipient": "string"}),
-    ("reserveHotelRoom", "Reserve a hotel room for some nights", {"hotel": "string", "nights": "integer"}),
-]
-FILLER = [
-    (f"manageInventoryItem{i}", f"Manage warehouse stock record number {i}", {"sku": "string"}) for i in range(40)
-]
-
-TASKS = [
-    {"id": "weather", "query": "What is the weather forecast for Paris tomorrow?", "gold": ["getWeatherForecast"]},
-    {
-        "id": "trip",
-        "query": "Book a flight ticket from Oslo to Rome. Then reserve a hotel room in Rome for three nights.",
-        "gold": ["bookFlightTicket", "reserveHotelRoom"],
-    },
-    {
-        "id": "money",
-        "query": "Convert the currency amount of 120 dollars into euros.",
-        "gold": ["convertCurrencyAmount"],
-    },
-    {"id": "mail", "query": "Send an email message to my manager.", "gold": ["sendEmailMessage"]},
-]
-
-
-def tool_line(name: str, description: str, props: dict[str, str]) -> str:
-    schema = {
-        "type": "object",
-        "properties": {k: {"type": v, "description": f"The {k}"} for k, v in props.items()},
-        "required": list(props),
-    }
-    return json.dumps({"name": name, "description": description, "parameters": schema, "group": None})
-
 
 @pytest.fixture
 def catalog(tmp_path: Path) -> tuple[Path, Path]:
-    tools = tmp_path / "tools.jsonl"
-    tools.write_text("\n".join(tool_line(*t) for t in TOPICS + FILLER) + "\n")
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("\n".join(json.dumps(t) for t in TASKS) + "\n")
-    return tools, tasks
+    return write_catalog(tmp_path)
 
 
 def run(catalog: tuple[Path, Path], out: Path, arms: str, **mix: Any) -> dict[str, Any]:
@@ -97,6 +58,8 @@ def test_learned_priors_cut_searches(catalog: tuple[Path, Path], tmp_path: Path)
     assert learned["searches_per_session"] < plain["searches_per_session"]
     assert learned["curve"][-1]["searches"] == 0  # the last sessions found it eager
     assert learned["steps_per_session"] < plain["steps_per_session"]
+    # dispatch keeps one prefix from session to session; learning changes it at revisions
+    assert plain["prefix_changes"] == 0 < learned["prefix_changes"] < 8
 
 
 def test_results_resume_where_they_stopped(catalog: tuple[Path, Path], tmp_path: Path) -> None:
@@ -169,9 +132,9 @@ def test_unknown_gold_tool_and_unknown_arm_are_clear_errors(catalog: tuple[Path,
     tasks.write_text(json.dumps({"id": "t", "query": "fly me", "gold": ["noSuchTool"]}) + "\n")
     base = ["eval", "--tools", str(tools), "--out", str(tmp_path / "o")]
     result = CliRunner().invoke(plugin_cli(), [*base, "--tasks", str(tasks), "--sessions", "2"])
-    assert result.exit_code == 2
-    assert "noSuchTool" in result.output and "task t" in result.output
-    assert "Traceback" not in result.output
+    assert result.exit_code == 2  # its only task left out: nothing to run
+    assert "no task is left" in result.output and "bad.jsonl:1: task 't'" in result.output
+    assert "noSuchTool" in result.output and "Traceback" not in result.output
     result = CliRunner().invoke(plugin_cli(), [*base, "--tasks", str(catalog[1]), "--arms", "dispatch,lazy"])
     assert result.exit_code == 2 and "'lazy'" in result.output and "all-eager" in result.output
 

@@ -152,3 +152,13 @@ def test_corrupt_store_is_a_clean_cli_error(app: typer.Typer, tmp_path: Path) ->
     result = runner.invoke(app, ["priors", "show", "a", "--store", f"sqlite://{path}"])
     assert result.exit_code == 2
     assert str(path) in result.output and "Traceback" not in result.output
+
+
+def test_import_of_a_deeply_nested_file_is_a_clear_error(app: typer.Typer, seeded: str, tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"format": "greenroom.priors/1", "tools": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    result = runner.invoke(app, ["priors", "import", "ops", str(deep), "--store", seeded])
+    assert result.exit_code == 2
+    assert "deep.json: nested more than 64 levels deep" in result.output
+    kept = json.loads(runner.invoke(app, ["priors", "show", "ops", "--json", "--store", seeded]).output)
+    assert [t["tool"] for t in kept["tools"]] == ["page_oncall", "fetch", "search"]
