@@ -22,8 +22,6 @@ import numpy as np
 
 from greenroom import ToolDescriptor
 from greenroom.kit import descriptors_digest
-from greenroom_ranking.offload.child import text_indexes
-from greenroom_ranking.offload.side import SideJob
 from greenroom_ranking.substrings import SubstringIndex
 
 DIGEST_VERSION = "greenroom-ranking-catalog-2"
@@ -49,8 +47,6 @@ class RankingCorpus:
         self.position: dict[str, int] = dict(zip(self.names, range(len(self.names)), strict=True))
         self.parts: dict[str, Any] = {}  # costly structures, by part key
         self.indexes: dict[tuple[Any, ...], Any] = {}  # rankers' indexes, by ranker and settings
-        self.side: dict[str, SideJob] = {}  # parts being built by another process, by part key
-        self.prebuilt = False  # whether the parts its first search needs were started at once
         self.lock = threading.RLock()
 
     def __len__(self) -> int:
@@ -103,7 +99,12 @@ class CorpusText:
 
     @classmethod
     def build(cls, corpus: RankingCorpus) -> CorpusText:
-        return cls(corpus.names, *text_indexes(corpus.names, [t.description for t in corpus.tools]))
+        return cls(
+            corpus.names,
+            # one text at a time: the lowercase descriptions of 100,000 tools are never all held
+            SubstringIndex.build(n.lower() for n in corpus.names),
+            SubstringIndex.build(t.description.lower() for t in corpus.tools),
+        )
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {**self.name_index.to_arrays("name"), **self.description_index.to_arrays("description")}

@@ -50,7 +50,6 @@ class RankingEngine:
         """Build every configured ranker's index for these candidates now (not at the
         first query); later calls with the same corpus are free."""
         view = self.cache.view(candidates)
-        self.cache.prebuild(view.corpus, self.config.rankers)
         for ranker in self.config.rankers:
             self.cache.index(view.corpus, ranker)
 
@@ -68,7 +67,6 @@ class RankingEngine:
         view = self.cache.view(candidates)
         corpus = view.corpus
         allowed = view.allowed
-        self.cache.prebuild(corpus, self.config.rankers)
         if query.required:
             allowed = self.cache.text(corpus).required(query.required, allowed)
         parts, positions, scores = self._fused(corpus, query, allowed, groups)

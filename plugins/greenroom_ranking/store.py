@@ -103,10 +103,13 @@ class IndexStore:
         without a usable lock, builds anyway: the atomic write keeps the file whole)."""
         from filelock import FileLock, Timeout
 
-        path = self._lock_file(key)
+        lock_dir = self.path / "locks"
+        # a fixed set of lock files, never deleted: deleting one while a process holds it
+        # would let a third process lock a new file of the same name
+        bucket = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:2]
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(path), timeout=LOCK_WAIT)
+            lock_dir.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(lock_dir / f"{bucket}.lock"), timeout=LOCK_WAIT)
             lock.acquire()
         except (OSError, Timeout):
             yield
@@ -115,28 +118,6 @@ class IndexStore:
             yield
         finally:
             lock.release()
-
-    def _lock_file(self, key: str) -> Path:
-        # a fixed set of lock files, never deleted: deleting one while a process holds it
-        # would let a third process lock a new file of the same name
-        bucket = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:2]
-        return self.path / "locks" / f"{bucket}.lock"
-
-    def busy(self, key: str) -> bool:
-        """Whether another process holds ``key``'s build lock now (it is building what this
-        one would: better to wait for it and read it, as ``building`` does)."""
-        from filelock import FileLock, Timeout
-
-        path = self._lock_file(key)
-        if not path.exists():
-            return False
-        lock = FileLock(str(path), timeout=0)
-        try:
-            lock.acquire()
-        except (OSError, Timeout):
-            return True
-        lock.release()
-        return False
 
     def prune(self, keep_files: int = KEEP_FILES, keep_bytes: int = KEEP_BYTES) -> None:
         """Delete least recently used files beyond the bounds, and dead writers' temporaries."""
