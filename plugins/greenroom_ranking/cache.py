@@ -8,7 +8,12 @@ A search's candidates (the tools still deferred) become a mask over a ``RankingC
 - other candidates the corpus holds: located by object identity at C speed (a
   descriptor equal to the corpus's, but another object, is compared once);
 - anything else (a group loaded, a description changed): a new corpus, the union of
-  the old one and the candidates unless stale tools would make up more than half.
+  the old one and the new tools unless stale tools would make up more than half. The
+  new tools are the searchable ones of the catalog the candidates come from, when the
+  caller names it (a run's ``ctx.catalog()``; ``corpus.searchable``), else the
+  candidates. A run's corpus, and so the key of its indexes on disk, is then the same
+  whichever of its tools are deferred (one placed eager, one learned eager, one loaded),
+  and is the one ``greenroom rank index`` builds ahead.
 
 Corpora are shared by every engine in the process, by digest (``RankingCorpus.digest``), so a
 second runtime over the same tools builds nothing. Each costly part of an index (see
@@ -33,7 +38,7 @@ import numpy as np
 
 from greenroom import ToolDescriptor
 from greenroom_ranking.config import RankingConfig
-from greenroom_ranking.corpus import CorpusText, RankingCorpus
+from greenroom_ranking.corpus import CorpusText, RankingCorpus, searchable
 from greenroom_ranking.index import Index
 from greenroom_ranking.rankers import PARTS, RANKERS, Part
 from greenroom_ranking.store import IndexStore
@@ -138,7 +143,9 @@ class CorpusCache:
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ candidates
-    def view(self, candidates: Sequence[ToolDescriptor]) -> View:
+    def view(self, candidates: Sequence[ToolDescriptor], catalog: Sequence[ToolDescriptor] | None = None) -> View:
+        """The candidates located in a corpus; ``catalog``, the tools they are drawn from
+        (see the module doc)."""
         with self._lock:
             for seen in (*self._seen, self._copy):
                 if (
@@ -157,9 +164,7 @@ class CorpusCache:
             corpus = self._corpus
             positions = self._positions(corpus, candidates) if corpus is not None else None
             if corpus is None or positions is None:
-                corpus = self._adopt(candidates)
-                positions = self._positions(corpus, candidates)
-                assert positions is not None  # every candidate's id was just recorded
+                corpus, positions = self._adopt(candidates, catalog)
             mask = np.zeros(len(corpus), dtype=np.bool_)
             mask[positions] = True
             view = View(corpus, None if mask.all() else mask)
@@ -188,12 +193,36 @@ class CorpusCache:
             self._held = []
         return positions
 
-    def _adopt(self, candidates: Sequence[ToolDescriptor]) -> RankingCorpus:
-        """A corpus holding every candidate, shared with the process when it exists."""
+    def _adopt(
+        self, candidates: Sequence[ToolDescriptor], catalog: Sequence[ToolDescriptor] | None
+    ) -> tuple[RankingCorpus, np.ndarray]:
+        """A new corpus, of ``catalog``'s searchable tools when they hold every candidate,
+        else of the candidates; and the candidates' positions in it."""
+        if catalog is not None:
+            corpus, _ = self._new_corpus(searchable(catalog))
+            positions = self._positions(corpus, candidates)
+            if positions is not None:
+                return corpus, positions
+        corpus, alone = self._new_corpus(candidates)
+        # the candidates' own descriptors, duplicates of a name included (the last one
+        # wins, as in the corpus), so the next search finds every one by identity; a
+        # corpus made of the candidates alone, one per name, holds them all already
+        if not (alone and len(corpus) == len(candidates)):
+            for d in candidates:
+                if id(d) not in self._ids:
+                    self._ids[id(d)] = corpus.position[d.name]
+                    self._held.append(d)
+        positions = self._positions(corpus, candidates)
+        assert positions is not None  # every candidate's id was just recorded
+        return corpus, positions
+
+    def _new_corpus(self, tools: Sequence[ToolDescriptor]) -> tuple[RankingCorpus, bool]:
+        """A corpus of ``tools`` and the old corpus's others (unless those are more),
+        shared with the process when it exists; and whether it was made of ``tools`` alone."""
         old = self._corpus
-        merged: Sequence[ToolDescriptor] = candidates  # the corpus keeps one per name itself
+        merged: Sequence[ToolDescriptor] = tools  # the corpus keeps one per name itself
         if old is not None:
-            by_name = {d.name: d for d in candidates}
+            by_name = {d.name: d for d in tools}
             keep = [t for t in old.tools if t.name not in by_name]
             if len(keep) <= len(by_name):
                 merged = [*keep, *by_name.values()]
@@ -203,16 +232,7 @@ class CorpusCache:
         self._seen, self._copy = [], None  # their views are over the old corpus, which may now go
         self._ids = {id(t): i for i, t in enumerate(corpus.tools)}
         self._held = []
-        # the candidates' own descriptors, duplicates of a name included (the last one
-        # wins, as in the corpus), so the next search finds every one by identity; a
-        # corpus made of the candidates alone, one per name, holds them all already
-        if merged is candidates and len(corpus) == len(candidates):
-            return corpus
-        for d in candidates:
-            if id(d) not in self._ids:
-                self._ids[id(d)] = corpus.position[d.name]
-                self._held.append(d)
-        return corpus
+        return corpus, merged is tools
 
     # ------------------------------------------------------------------ indexes
     def index(self, corpus: RankingCorpus, ranker: str) -> Index:

@@ -36,6 +36,13 @@ def corpus_digest(tools: Sequence[ToolDescriptor]) -> str:
     return hashlib.sha256(f"{DIGEST_VERSION} {descriptors_digest(tools)}".encode("ascii")).hexdigest()
 
 
+def searchable(catalog: Iterable[ToolDescriptor]) -> list[ToolDescriptor]:
+    """The tools of a catalog a search can find: all but those never deferred, which are
+    always in the model's list (the search tool itself). A run's corpus is made of these
+    (``cache.CorpusCache.view``), and so is the one ``greenroom rank index`` builds."""
+    return [d for d in catalog if d.deferrable != "never"]
+
+
 class RankingCorpus:
     """The tools the rankers index, one per name, with the indexes built over them (see
     the module doc)."""

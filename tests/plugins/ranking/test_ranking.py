@@ -165,7 +165,7 @@ async def test_prior_boost_reorders_an_ambiguous_query_through_the_hooks() -> No
     boosted = plugin.greenroom_search_tools(ctx, query, CATALOG, [ranking])  # type: ignore[arg-type]
     assert boosted is not None and names(boosted)[:2] == ["search_email", "send_email"]
     # a clear winner is not overturned by a prior
-    ctx = types.SimpleNamespace(priors=ToolPriors(p={"send_email": 1.0}))
+    ctx = types.SimpleNamespace(priors=ToolPriors(p={"send_email": 1.0}), catalog=lambda: CATALOG)
     clear = plugin.greenroom_search_tools(ctx, q("weather forecast"), CATALOG, [])  # type: ignore[arg-type]
     assert clear is not None and names(clear)[0] == "getWeatherForecast"
 
