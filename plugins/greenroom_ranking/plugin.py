@@ -64,7 +64,7 @@ class SearchRankingPlugin(Plugin):
     @hookimpl
     def greenroom_cli_commands(self, app: Any) -> None:
         # imported here: the evaluation command's modules are not needed to run an agent
-        from greenroom_ranking.cli import rank_app
+        from greenroom_ranking.cli.commands import rank_app
 
         app.add_typer(rank_app, name="rank")
 
