@@ -76,9 +76,9 @@ class IndexStore:
             os.utime(path)  # recently used indexes survive pruning
         return arrays
 
-    def save(self, key: str, arrays: dict[str, np.ndarray]) -> bool:
-        """Write atomically, then prune; whether it was written. A read-only or full disk
-        costs a rebuild next time, never a failed search."""
+    def save(self, key: str, arrays: dict[str, np.ndarray]) -> None:
+        """Write atomically, then prune; a read-only or full disk costs a rebuild next
+        time, never a failed search."""
         folder_ = self.path
         try:
             folder_.mkdir(parents=True, exist_ok=True)
@@ -93,9 +93,8 @@ class IndexStore:
                 Path(tmp).unlink(missing_ok=True)
                 raise
         except OSError:
-            return False
+            return
         self.prune()
-        return True
 
     @contextlib.contextmanager
     def building(self, key: str) -> Iterator[None]:
