@@ -112,18 +112,29 @@ def _search_ms(trace: Path) -> float:
 def session_start(config: Path, repeat: int, *, searches: bool = False) -> dict[str, Any]:
     """``greenroom run CONFIG hi`` (the scripted model answers at once, or ``searches``
     first) in a new process, with cold and warm disk caches: medians of wall time, and
-    peak memory; for a searching run also how long its ToolSearch took (``--trace``)."""
-    cold: list[Child] = []
-    warm: list[Child] = []
-    searched: dict[str, list[float]] = {"cold": [], "warm": []}
+    peak memory; for a searching run also how long its ToolSearch took (``--trace``), and
+    the same run in a fresh state folder whose indexes ``greenroom rank index CONFIG``
+    built ahead, as a deploy step does ("indexed")."""
+    runs: dict[str, list[Child]] = {"cold": [], "warm": [], "indexed": []}
+    searched: dict[str, list[float]] = {"cold": [], "warm": [], "indexed": []}
+    rank_index: list[float] = []
+
+    def run(kind: str, home: str) -> None:
+        trace = Path(home) / f"{kind}.jsonl"
+        extra = ["--trace", str(trace)] if searches else []
+        runs[kind].append(checked(greenroom("run", str(config), "hi", *extra), _env(home)))
+        if searches:
+            searched[kind].append(_search_ms(trace))
+
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="greenroom-scale-home-") as home:
-            for kind, children in (("cold", cold), ("warm", warm)):
-                trace = Path(home) / f"{kind}.jsonl"
-                extra = ["--trace", str(trace)] if searches else []
-                children.append(checked(greenroom("run", str(config), "hi", *extra), _env(home)))
-                if searches:
-                    searched[kind].append(_search_ms(trace))
+            run("cold", home)
+            run("warm", home)
+        if searches:
+            with tempfile.TemporaryDirectory(prefix="greenroom-scale-home-") as home:
+                rank_index.append(checked(greenroom("rank", "index", str(config)), _env(home)).seconds)
+                run("indexed", home)
+    cold, warm = runs["cold"], runs["warm"]
     out = {
         "cold_ms": statistics.median(c.seconds for c in cold) * 1000,
         "warm_ms": statistics.median(c.seconds for c in warm) * 1000,
@@ -134,6 +145,9 @@ def session_start(config: Path, repeat: int, *, searches: bool = False) -> dict[
     if searches:
         out["cold_search_ms"] = statistics.median(searched["cold"])
         out["warm_search_ms"] = statistics.median(searched["warm"])
+        out["indexed_search_ms"] = statistics.median(searched["indexed"])
+        out["indexed_ms"] = statistics.median(c.seconds for c in runs["indexed"]) * 1000
+        out["rank_index_ms"] = statistics.median(rank_index) * 1000
     return out
 
 

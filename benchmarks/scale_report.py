@@ -124,6 +124,26 @@ def _first_search_table(r: Report) -> Table:
     )
 
 
+def _indexed_table(r: Report) -> Table:
+    """The searching run after ``greenroom rank index`` (a deploy step) against the same
+    run cold: its first search reads the indexes instead of building them."""
+    return r.table(
+        "The searching run after `greenroom rank index`, against it cold (target: search as warm)",
+        ["tools", "rank index ms", "search ms", "search x cold", "run x cold"],
+        lambda n, p: (
+            [
+                _num(p["rank_index_ms"], 0),
+                _num(p["indexed_search_ms"], 0),
+                f"{p['indexed_search_ms'] / p['cold_search_ms']:.2f}x",
+                f"{p['indexed_ms'] / p['cold_ms']:.2f}x",
+            ]
+            if "indexed_search_ms" in p
+            else ["-", "-", "-", "-"]
+        ),
+        "session_search",
+    )
+
+
 def _rebuild_table(r: Report) -> Table:
     part = r.results.get("rebuild")
     tools = f"{part['tools']:,} " if part else ""
@@ -182,6 +202,7 @@ def tables(results: Results) -> tuple[list[Table], list[str]]:
     for part, what in (("session", "answers at once"), ("session_search", "searches first")):
         out.extend(_session_tables(r, part, what))
     out.append(_first_search_table(r))
+    out.append(_indexed_table(r))
     out.append(_rebuild_table(r))
     out.append(
         r.table(

@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from greenroom.tokens.tool_costs import tool_cost as _descriptor_cost
     from greenroom.tokens.tool_costs import tool_costs as _descriptor_costs
     from greenroom.tools.catalog import descriptors_digest as descriptors_digest
-    from greenroom.tools.catalog import packed_schema as packed_schema
     from greenroom.tools.catalog import peek_schema as peek_schema
 
     glob_matches = _glob_matches
@@ -80,7 +79,6 @@ _EXPORTS: dict[str, str] = {
     "descriptor_cost": "greenroom.tokens.tool_costs:tool_cost",
     "descriptor_costs": "greenroom.tokens.tool_costs:tool_costs",
     "descriptors_digest": "greenroom.tools.catalog",
-    "packed_schema": "greenroom.tools.catalog",
     "peek_schema": "greenroom.tools.catalog",
     "json_text": "greenroom._support.arguments",
     "parse_json_object": "greenroom._support.arguments",

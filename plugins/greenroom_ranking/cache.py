@@ -8,23 +8,24 @@ A search's candidates (the tools still deferred) become a mask over a ``RankingC
 - other candidates the corpus holds: located by object identity at C speed (a
   descriptor equal to the corpus's, but another object, is compared once);
 - anything else (a group loaded, a description changed): a new corpus, the union of
-  the old one and the candidates unless stale tools would make up more than half.
+  the old one and the new tools unless stale tools would make up more than half. The
+  new tools are the searchable ones of the catalog the candidates come from, when the
+  caller names it (a run's ``ctx.catalog()``; ``corpus.searchable``), else the
+  candidates. A run's corpus, and so the key of its indexes on disk, is then the same
+  whichever of its tools are deferred (one placed eager, one learned eager, one loaded),
+  and is the one ``greenroom rank index`` builds ahead.
 
 Corpora are shared by every engine in the process, by digest (``RankingCorpus.digest``), so a
 second runtime over the same tools builds nothing. Each costly part of an index (see
 ``rankers.PARTS``) is read from the on-disk store (``store.IndexStore``) when another
 process built it, and built and written there otherwise. ``builds`` and ``loads`` count
-parts built and parts read from disk. Before a large corpus's first search,
-``prebuild`` has a second process build its text part and the last quarter of its BM25
-table while this one builds the rest (``offload.side``); ``side_builds`` counts the parts
-built that way, whole or in part.
+parts built here and parts read from disk.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import logging
 import threading
 import time
 from collections import OrderedDict
@@ -37,13 +38,10 @@ import numpy as np
 
 from greenroom import ToolDescriptor
 from greenroom_ranking.config import RankingConfig
-from greenroom_ranking.corpus import CorpusText, RankingCorpus
+from greenroom_ranking.corpus import CorpusText, RankingCorpus, searchable
 from greenroom_ranking.index import Index
-from greenroom_ranking.offload.side import TAIL_SHARE, Job, SideBuild, SideJob, worth_a_side_build
 from greenroom_ranking.rankers import PARTS, RANKERS, Part
 from greenroom_ranking.store import IndexStore
-
-log = logging.getLogger("greenroom_ranking")
 
 KEEP_CORPORA = 4
 """Corpora kept for sharing in one process (a runtime keeps its own alive regardless)."""
@@ -136,7 +134,6 @@ class CorpusCache:
         self.builds: dict[str, int] = {}
         self.loads: dict[str, int] = {}
         self.build_seconds: dict[str, float] = {}
-        self.side_builds: dict[str, int] = {}  # of ``builds``, those a second process made
         self.shared = 0  # corpora another engine in this process had already made
         self._corpus: RankingCorpus | None = None
         self._ids: dict[int, int] = {}  # id of a descriptor equal to a corpus tool -> its position
@@ -146,7 +143,9 @@ class CorpusCache:
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ candidates
-    def view(self, candidates: Sequence[ToolDescriptor]) -> View:
+    def view(self, candidates: Sequence[ToolDescriptor], catalog: Sequence[ToolDescriptor] | None = None) -> View:
+        """The candidates located in a corpus; ``catalog``, the tools they are drawn from
+        (see the module doc)."""
         with self._lock:
             for seen in (*self._seen, self._copy):
                 if (
@@ -165,9 +164,7 @@ class CorpusCache:
             corpus = self._corpus
             positions = self._positions(corpus, candidates) if corpus is not None else None
             if corpus is None or positions is None:
-                corpus = self._adopt(candidates)
-                positions = self._positions(corpus, candidates)
-                assert positions is not None  # every candidate's id was just recorded
+                corpus, positions = self._adopt(candidates, catalog)
             mask = np.zeros(len(corpus), dtype=np.bool_)
             mask[positions] = True
             view = View(corpus, None if mask.all() else mask)
@@ -196,12 +193,36 @@ class CorpusCache:
             self._held = []
         return positions
 
-    def _adopt(self, candidates: Sequence[ToolDescriptor]) -> RankingCorpus:
-        """A corpus holding every candidate, shared with the process when it exists."""
+    def _adopt(
+        self, candidates: Sequence[ToolDescriptor], catalog: Sequence[ToolDescriptor] | None
+    ) -> tuple[RankingCorpus, np.ndarray]:
+        """A new corpus, of ``catalog``'s searchable tools when they hold every candidate,
+        else of the candidates; and the candidates' positions in it."""
+        if catalog is not None:
+            corpus, _ = self._new_corpus(searchable(catalog))
+            positions = self._positions(corpus, candidates)
+            if positions is not None:
+                return corpus, positions
+        corpus, alone = self._new_corpus(candidates)
+        # the candidates' own descriptors, duplicates of a name included (the last one
+        # wins, as in the corpus), so the next search finds every one by identity; a
+        # corpus made of the candidates alone, one per name, holds them all already
+        if not (alone and len(corpus) == len(candidates)):
+            for d in candidates:
+                if id(d) not in self._ids:
+                    self._ids[id(d)] = corpus.position[d.name]
+                    self._held.append(d)
+        positions = self._positions(corpus, candidates)
+        assert positions is not None  # every candidate's id was just recorded
+        return corpus, positions
+
+    def _new_corpus(self, tools: Sequence[ToolDescriptor]) -> tuple[RankingCorpus, bool]:
+        """A corpus of ``tools`` and the old corpus's others (unless those are more),
+        shared with the process when it exists; and whether it was made of ``tools`` alone."""
         old = self._corpus
-        merged: Sequence[ToolDescriptor] = candidates  # the corpus keeps one per name itself
+        merged: Sequence[ToolDescriptor] = tools  # the corpus keeps one per name itself
         if old is not None:
-            by_name = {d.name: d for d in candidates}
+            by_name = {d.name: d for d in tools}
             keep = [t for t in old.tools if t.name not in by_name]
             if len(keep) <= len(by_name):
                 merged = [*keep, *by_name.values()]
@@ -211,16 +232,7 @@ class CorpusCache:
         self._seen, self._copy = [], None  # their views are over the old corpus, which may now go
         self._ids = {id(t): i for i, t in enumerate(corpus.tools)}
         self._held = []
-        # the candidates' own descriptors, duplicates of a name included (the last one
-        # wins, as in the corpus), so the next search finds every one by identity; a
-        # corpus made of the candidates alone, one per name, holds them all already
-        if merged is candidates and len(corpus) == len(candidates):
-            return corpus
-        for d in candidates:
-            if id(d) not in self._ids:
-                self._ids[id(d)] = corpus.position[d.name]
-                self._held.append(d)
-        return corpus
+        return corpus, merged is tools
 
     # ------------------------------------------------------------------ indexes
     def index(self, corpus: RankingCorpus, ranker: str) -> Index:
@@ -255,83 +267,22 @@ class CorpusCache:
             if got is not None:
                 return got
             if not self.config.index_cache:
-                got, _ = self._build(corpus, key, name, spec)
+                got = self._build(corpus, name, spec)
             else:
-                # a part being built aside is taken from its child, which stores it too
-                got = None if key in corpus.side else self._read(corpus, key, name, spec)
+                got = self._read(corpus, key, name, spec)
                 if got is None:
                     with self.store.building(key):
                         # another process may have written it while this one waited
-                        got = None if key in corpus.side else self._read(corpus, key, name, spec)
+                        got = self._read(corpus, key, name, spec)
                         if got is None:
-                            got, stored = self._build(corpus, key, name, spec)
-                            if not stored:  # a side build writes what it built itself
-                                self.store.save(key, got.to_arrays())
+                            got = self._build(corpus, name, spec)
+                            self.store.save(key, got.to_arrays())
             corpus.parts[key] = got
             return got
 
     def _key(self, corpus: RankingCorpus, name: str) -> str:
         settings = PARTS[name].settings(self.config)
         return f"{name}:{corpus.digest}:{settings!r}" + ("" if name == "text" else f":{_tooling()}")
-
-    def prebuild(self, corpus: RankingCorpus, rankers: Sequence[str]) -> None:
-        """Before a large corpus's first search, when neither this process nor the disk
-        store holds the text part and another part the rankers need: start a side build
-        (``offload.side``) of the text part and of the last ``TAIL_SHARE`` of the BM25
-        table's tools, and build the other parts here meanwhile. A no-op for a corpus
-        below ``parallel_build_min_tools``, without a spare CPU, or searched before."""
-        if corpus.prebuilt or not worth_a_side_build(len(corpus), self.config.parallel_build_min_tools):
-            return
-        needed = list(dict.fromkeys(p for r in rankers if r in RANKERS for p in RANKERS[r].parts))
-        with corpus.lock:
-            if corpus.prebuilt:
-                return
-            corpus.prebuilt = True
-            missing = [p for p in needed if self._missing(corpus, p)]
-            if "text" not in missing or len(missing) < 2:  # nothing to build beside it
-                return
-            if self.config.index_cache and any(self.store.busy(self._key(corpus, p)) for p in missing):
-                return  # another process is building them: this one waits and reads, as ever
-            jobs, keys = self.side_jobs(corpus, missing)
-            side = SideBuild.start(jobs)
-            if side is None:
-                return
-            for i, (key, start) in enumerate(keys):
-                corpus.side[key] = SideJob(side, i, start)
-        try:
-            for p in missing:
-                if p != "text":
-                    self.part(corpus, p)
-        except BaseException:
-            with corpus.lock:
-                for key, _ in keys:
-                    corpus.side.pop(key, None)
-            side.discard()
-            raise
-
-    def side_jobs(self, corpus: RankingCorpus, missing: Sequence[str]) -> tuple[list[Job], list[tuple[str, int]]]:
-        """A side build's jobs, in the order this process takes them (the BM25 table's
-        tail first), and the part key and start of each."""
-        jobs: list[Job] = []
-        keys: list[tuple[str, int]] = []
-        c = self.config
-        if "bm25" in missing and c.bm25_document == "fields" and PARTS["bm25"].with_tail is not None:
-            from greenroom_ranking.analysis.fields import tail_rows
-
-            start = len(corpus) - int(len(corpus) * TAIL_SHARE)
-            jobs.append(Job("bm25-tail", (start, *tail_rows(corpus.tools[start:], parameters=c.index_parameters))))
-            keys.append((self._key(corpus, "bm25"), start))
-        key = self._key(corpus, "text")
-        store = (self.store.path, key) if c.index_cache else None
-        jobs.append(Job("text", (corpus.names, [t.description for t in corpus.tools]), store))
-        keys.append((key, 0))
-        return jobs, keys
-
-    def _missing(self, corpus: RankingCorpus, name: str) -> bool:
-        key = self._key(corpus, name)
-        if key in corpus.parts:
-            return False
-        return not self.config.index_cache or not self.store.file(key).exists()
 
     def _read(self, corpus: RankingCorpus, key: str, name: str, spec: Part) -> Any:
         arrays = self.store.load(key)
@@ -344,30 +295,11 @@ class CorpusCache:
         self.loads[name] = self.loads.get(name, 0) + 1
         return got
 
-    def _build(self, corpus: RankingCorpus, key: str, name: str, spec: Part) -> tuple[Any, bool]:
-        """The part, built here or by its side build, and whether it is stored already
-        (a side build writes the store itself, beside this process's work)."""
+    def _build(self, corpus: RankingCorpus, name: str, spec: Part) -> Any:
         start = time.perf_counter()
-        side = corpus.side.pop(key, None)
-        got = None
-        if side is not None and side.start and spec.with_tail is not None:  # the part's last tools made aside
-            got = spec.with_tail(corpus, self.config, side)
-            if side.used:
-                self.side_builds[name] = self.side_builds.get(name, 0) + 1
-            side = None  # stored here, as a part built here is
-        elif side is not None:
-            arrays = side.result()
-            try:
-                got = None if arrays is None else spec.load(corpus, arrays)
-            except Exception:  # arrays that do not fit the corpus: built here, as without a side build
-                log.debug("side build of %s answered arrays that do not fit; built here", name)
-            if got is not None:
-                self.side_builds[name] = self.side_builds.get(name, 0) + 1
-        stored = got is not None and side is not None and side.stored
-        if got is None:
-            got = spec.build(corpus, self.config)
+        got = spec.build(corpus, self.config)
         self._count(self.builds, name, time.perf_counter() - start)
-        return got, stored
+        return got
 
     def _count(self, counter: dict[str, int], name: str, seconds: float) -> None:
         counter[name] = counter.get(name, 0) + 1

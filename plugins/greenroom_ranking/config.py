@@ -6,12 +6,14 @@ JSON Schema's bounds from them (core's ``schema_for_attrs`` reads them).
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 import attrs
 
 from greenroom_ranking.extra import missing_extra, missing_rerank_extra
 
+log = logging.getLogger("greenroom_ranking")
 _v = attrs.validators
 _ge, _le, _gt = _v.ge, _v.le, _v.gt
 
@@ -76,6 +78,16 @@ def _embedding_installed(inst: Any, _attr: Any, _value: object) -> None:
         problem = missing_extra(inst.embedding_model)
         if problem is not None:
             raise ValueError(f"plugins.search-ranking.rankers lists 'embedding', but {problem}")
+
+
+def _removed_side_build(value: int | None) -> None:
+    # kept as a key so that configs written for it still load; it no longer does anything
+    if value is not None:
+        log.warning(
+            "plugins.search-ranking.parallel_build_min_tools no longer does anything (the side build "
+            "is gone): remove it; to have a large catalog's first search read its indexes instead of "
+            "building them, run `greenroom rank index CONFIG` before starting (docs/ranking.md)"
+        )
 
 
 @attrs.frozen
@@ -246,15 +258,14 @@ class RankingConfig:
     index_parameters: bool = attrs.field(
         default=True, metadata={"description": "Index parameter names and descriptions in bm25."}
     )
-    parallel_build_min_tools: int = attrs.field(
-        default=50_000,
-        validator=_ge(0),
+    parallel_build_min_tools: int | None = attrs.field(
+        default=None,
+        converter=_removed_side_build,
+        repr=False,
         metadata={
             "description": (
-                "A corpus of at least this many tools, searched first, is indexed by two processes when a CPU is "
-                "spare: a child builds the keyword (substring) index and the last quarter of the BM25 table while "
-                "this one builds the rest (the same indexes; any failure builds them here instead). Below about "
-                "50,000 tools the child's start costs more than it saves. 0: never."
+                "Removed: no longer does anything (a warning says so). `greenroom rank index` builds a "
+                "large catalog's indexes ahead of its first search instead."
             )
         },
     )

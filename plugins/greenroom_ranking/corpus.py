@@ -22,8 +22,6 @@ import numpy as np
 
 from greenroom import ToolDescriptor
 from greenroom.kit import descriptors_digest
-from greenroom_ranking.offload.child import text_indexes
-from greenroom_ranking.offload.side import SideJob
 from greenroom_ranking.substrings import SubstringIndex
 
 DIGEST_VERSION = "greenroom-ranking-catalog-2"
@@ -38,6 +36,13 @@ def corpus_digest(tools: Sequence[ToolDescriptor]) -> str:
     return hashlib.sha256(f"{DIGEST_VERSION} {descriptors_digest(tools)}".encode("ascii")).hexdigest()
 
 
+def searchable(catalog: Iterable[ToolDescriptor]) -> list[ToolDescriptor]:
+    """The tools of a catalog a search can find: all but those never deferred, which are
+    always in the model's list (the search tool itself). A run's corpus is made of these
+    (``cache.CorpusCache.view``), and so is the one ``greenroom rank index`` builds."""
+    return [d for d in catalog if d.deferrable != "never"]
+
+
 class RankingCorpus:
     """The tools the rankers index, one per name, with the indexes built over them (see
     the module doc)."""
@@ -49,8 +54,6 @@ class RankingCorpus:
         self.position: dict[str, int] = dict(zip(self.names, range(len(self.names)), strict=True))
         self.parts: dict[str, Any] = {}  # costly structures, by part key
         self.indexes: dict[tuple[Any, ...], Any] = {}  # rankers' indexes, by ranker and settings
-        self.side: dict[str, SideJob] = {}  # parts being built by another process, by part key
-        self.prebuilt = False  # whether the parts its first search needs were started at once
         self.lock = threading.RLock()
 
     def __len__(self) -> int:
@@ -103,7 +106,12 @@ class CorpusText:
 
     @classmethod
     def build(cls, corpus: RankingCorpus) -> CorpusText:
-        return cls(corpus.names, *text_indexes(corpus.names, [t.description for t in corpus.tools]))
+        return cls(
+            corpus.names,
+            # one text at a time: the lowercase descriptions of 100,000 tools are never all held
+            SubstringIndex.build(n.lower() for n in corpus.names),
+            SubstringIndex.build(t.description.lower() for t in corpus.tools),
+        )
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {**self.name_index.to_arrays("name"), **self.description_index.to_arrays("description")}

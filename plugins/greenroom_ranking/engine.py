@@ -50,25 +50,29 @@ class RankingEngine:
         """Build every configured ranker's index for these candidates now (not at the
         first query); later calls with the same corpus are free."""
         view = self.cache.view(candidates)
-        self.cache.prebuild(view.corpus, self.config.rankers)
         for ranker in self.config.rankers:
             self.cache.index(view.corpus, ranker)
 
     def rank(
-        self, query: SearchQuery, candidates: Sequence[ToolDescriptor], groups: Mapping[str, str] | None = None
+        self,
+        query: SearchQuery,
+        candidates: Sequence[ToolDescriptor],
+        groups: Mapping[str, str] | None = None,
+        catalog: Sequence[ToolDescriptor] | None = None,
     ) -> CompositeRanking:
         """Run the configured rankers; their fusion, with each one's ranking in ``parts``.
 
         ``groups`` (group id -> description, a run's ``ctx.groups``) goes into the routing
-        ranker's group documents. A long request that asks for several things is ranked
+        ranker's group documents. ``catalog`` (a run's ``ctx.catalog()``), the tools the
+        candidates are drawn from: its searchable tools are what is indexed
+        (``CorpusCache.view``). A long request that asks for several things is ranked
         part by part and merged (``split_queries``, ``analysis.split``); ``parts`` then
         hold the whole request's rankings."""
         if not candidates:  # nothing to rank: no index is built (or rebuilt) for it
             return CompositeRanking(self.name, (), tuple(Ranking(r, ()) for r in self.config.rankers))
-        view = self.cache.view(candidates)
+        view = self.cache.view(candidates, catalog)
         corpus = view.corpus
         allowed = view.allowed
-        self.cache.prebuild(corpus, self.config.rankers)
         if query.required:
             allowed = self.cache.text(corpus).required(query.required, allowed)
         parts, positions, scores = self._fused(corpus, query, allowed, groups)

@@ -64,7 +64,7 @@ class SearchRankingPlugin(Plugin):
     @hookimpl
     def greenroom_cli_commands(self, app: Any) -> None:
         # imported here: the evaluation command's modules are not needed to run an agent
-        from greenroom_ranking.cli import rank_app
+        from greenroom_ranking.cli.commands import rank_app
 
         app.add_typer(rank_app, name="rank")
 
@@ -76,11 +76,14 @@ class SearchRankingPlugin(Plugin):
         if query.mode != "keywords" or not candidates:
             return None
         groups = self._group_descriptions(ctx)
+        catalog = None if ctx is None else ctx.catalog()  # what is indexed: its searchable tools
         if "embedding" not in self.config.rankers:
-            return self.engine.rank(query, candidates, groups)  # lexical: a few ms, not worth a thread hop
+            return self.engine.rank(query, candidates, groups, catalog)  # lexical: a few ms, not worth a thread hop
         # an embedding search runs a model forward pass (and, the first time, loads the
         # model and embeds the catalog): off the event loop, one search at a time
-        return await anyio.to_thread.run_sync(self.engine.rank, query, candidates, groups, limiter=self._limiter)
+        return await anyio.to_thread.run_sync(
+            self.engine.rank, query, candidates, groups, catalog, limiter=self._limiter
+        )
 
     def _group_descriptions(self, ctx: RunContext | None) -> dict[str, str] | None:
         """The run's group (server) descriptions, by group id, for the routing ranker's
@@ -102,6 +105,7 @@ class SearchRankingPlugin(Plugin):
         if not candidates:  # an answer, not None: no other fuser needs to try
             return []
         if not any(self.engine.owns(r) for r in rankings):
-            rankings = [*rankings, self.engine.rank(query, candidates, self._group_descriptions(ctx))]
+            catalog = None if ctx is None else ctx.catalog()
+            rankings = [*rankings, self.engine.rank(query, candidates, self._group_descriptions(ctx), catalog)]
         prior = ctx.priors.get if ctx is not None and self.config.prior_weight > 0 else None
         return self.engine.finish(query, candidates, rankings, prior)

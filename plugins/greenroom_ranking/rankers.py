@@ -268,17 +268,16 @@ def _plain_tokens(texts: list[str]) -> list[list[str]]:
     return [list(d) for d in out] if texts else []
 
 
-def _bm25_table(corpus: RankingCorpus, config: RankingConfig, tail: Any = None) -> BM25Table:
-    """The bm25 ranker's table: BM25F over fields (``analysis.fields``, ``tail`` the last
-    tools' occurrences made aside) or, with ``bm25_document = "flat"``, bm25s over one
-    flat document."""
+def _bm25_table(corpus: RankingCorpus, config: RankingConfig) -> BM25Table:
+    """The bm25 ranker's table: BM25F over fields (``analysis.fields``) or, with
+    ``bm25_document = "flat"``, bm25s over one flat document."""
     if config.bm25_document == "flat":
         return BM25Table.build(_bm25_documents(corpus, config), config.bm25_k1, config.bm25_b)
     from greenroom_ranking.analysis.fields import field_weights, fielded_postings
 
     weights = field_weights(config.field_weights)
     size, (vocab, data, indices, indptr) = fielded_postings(
-        corpus.tools, weights, config.bm25_k1, config.bm25_b, parameters=config.index_parameters, tail=tail
+        corpus.tools, weights, config.bm25_k1, config.bm25_b, parameters=config.index_parameters
     )
     return BM25Table(vocab, data, indices, indptr, size)
 
@@ -315,8 +314,6 @@ class Part:
     settings: Callable[[RankingConfig], tuple[Any, ...]]
     build: Callable[[RankingCorpus, RankingConfig], Any]
     load: Callable[[RankingCorpus, Mapping[str, np.ndarray]], Any]
-    with_tail: Callable[[RankingCorpus, RankingConfig, Any], Any] | None = None
-    """``build`` with its last tools' work done by a side build (``analysis.fields.Tail``)."""
 
 
 def _table(
@@ -327,7 +324,7 @@ def _table(
 
 PARTS: dict[str, Part] = {
     "text": Part(lambda c: (), lambda corpus, _c: CorpusText.build(corpus), CorpusText.from_arrays),
-    "bm25": Part(_bm25_settings, _bm25_table, BM25Table.from_arrays, _bm25_table),
+    "bm25": Part(_bm25_settings, _bm25_table, BM25Table.from_arrays),
     "bm25-plain": Part(lambda c: (c.bm25_k1, c.bm25_b), _table(_plain_documents), BM25Table.from_arrays),
 }
 

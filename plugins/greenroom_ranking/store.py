@@ -76,9 +76,9 @@ class IndexStore:
             os.utime(path)  # recently used indexes survive pruning
         return arrays
 
-    def save(self, key: str, arrays: dict[str, np.ndarray]) -> bool:
-        """Write atomically, then prune; whether it was written. A read-only or full disk
-        costs a rebuild next time, never a failed search."""
+    def save(self, key: str, arrays: dict[str, np.ndarray]) -> None:
+        """Write atomically, then prune; a read-only or full disk costs a rebuild next
+        time, never a failed search."""
         folder_ = self.path
         try:
             folder_.mkdir(parents=True, exist_ok=True)
@@ -93,9 +93,8 @@ class IndexStore:
                 Path(tmp).unlink(missing_ok=True)
                 raise
         except OSError:
-            return False
+            return
         self.prune()
-        return True
 
     @contextlib.contextmanager
     def building(self, key: str) -> Iterator[None]:
@@ -103,10 +102,13 @@ class IndexStore:
         without a usable lock, builds anyway: the atomic write keeps the file whole)."""
         from filelock import FileLock, Timeout
 
-        path = self._lock_file(key)
+        lock_dir = self.path / "locks"
+        # a fixed set of lock files, never deleted: deleting one while a process holds it
+        # would let a third process lock a new file of the same name
+        bucket = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:2]
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(path), timeout=LOCK_WAIT)
+            lock_dir.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(lock_dir / f"{bucket}.lock"), timeout=LOCK_WAIT)
             lock.acquire()
         except (OSError, Timeout):
             yield
@@ -115,28 +117,6 @@ class IndexStore:
             yield
         finally:
             lock.release()
-
-    def _lock_file(self, key: str) -> Path:
-        # a fixed set of lock files, never deleted: deleting one while a process holds it
-        # would let a third process lock a new file of the same name
-        bucket = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:2]
-        return self.path / "locks" / f"{bucket}.lock"
-
-    def busy(self, key: str) -> bool:
-        """Whether another process holds ``key``'s build lock now (it is building what this
-        one would: better to wait for it and read it, as ``building`` does)."""
-        from filelock import FileLock, Timeout
-
-        path = self._lock_file(key)
-        if not path.exists():
-            return False
-        lock = FileLock(str(path), timeout=0)
-        try:
-            lock.acquire()
-        except (OSError, Timeout):
-            return True
-        lock.release()
-        return False
 
     def prune(self, keep_files: int = KEEP_FILES, keep_bytes: int = KEEP_BYTES) -> None:
         """Delete least recently used files beyond the bounds, and dead writers' temporaries."""

@@ -1,8 +1,9 @@
 """The deployment files a team starts from say what the gateway does: the Kubernetes
 manifests parse, probe the gateway's real endpoints on the port it listens on, give it
-longer to stop than it takes to drain, and mount a config that ``greenroom config check``
-accepts; the container image installs extras that exist and runs flags ``greenroom
-serve`` knows; the local balancer's config is valid HAProxy."""
+longer to stop than it takes to drain, build the search indexes before it starts where
+it reads them, and mount a config that ``greenroom config check`` accepts; the container
+image installs extras that exist and runs flags ``greenroom serve`` knows; the local
+balancer's config is valid HAProxy."""
 
 from __future__ import annotations
 
@@ -77,6 +78,41 @@ def test_a_pod_is_given_longer_to_stop_than_the_gateway_takes_to_drain() -> None
     drain = float(args[args.index("--drain-timeout") + 1])
     grace = manifests()["Deployment"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
     assert drain < grace
+
+
+def test_an_init_container_builds_the_search_indexes_where_the_gateway_reads_them() -> None:
+    gateway = container()
+    (init,) = manifests()["Deployment"]["spec"]["template"]["spec"]["initContainers"]
+    assert init["image"] == gateway["image"] and init["envFrom"] == gateway["envFrom"]  # the config's ${VAR}s
+    served = gateway["args"][0]
+    assert "greenroom rank index" in " ".join(init["command"]) and init["command"][-1] == served
+    mounts = {m["name"]: m["mountPath"] for m in init["volumeMounts"]}
+    gateway_mounts = {m["name"]: m["mountPath"] for m in gateway["volumeMounts"]}
+    assert Path(served).parent == Path(mounts["config"]) == Path(gateway_mounts["config"])
+    # the state folder is the image's GREENROOM_HOME in both: the store the gateway reads
+    (home,) = re.findall(r"GREENROOM_HOME=(\S+)", (DEPLOY / "Dockerfile").read_text(encoding="utf-8"))
+    assert mounts["state"] == gateway_mounts["state"] == home
+
+
+def test_the_init_command_indexes_stops_on_a_wrong_config_and_lets_nothing_to_index_pass(tmp_path: Path) -> None:
+    (init,) = manifests()["Deployment"]["spec"]["template"]["spec"]["initContainers"]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env["GREENROOM_HOME"] = str(tmp_path / "state")
+    tool = '{"name": "get_weather", "description": "Weather in a city"}\n'
+    (tmp_path / "tools.jsonl").write_text(tool, encoding="utf-8")
+    configs = {
+        "indexed": '[tools]\ncatalogs = ["tools.jsonl"]\n',
+        "nothing to index": "",  # no tools: the gateway still starts, its search has nothing to build
+        "wrong": "[tools]\ncatalog = 1\n",
+    }
+    codes = {}
+    for what, text in configs.items():
+        config = tmp_path / f"{what.replace(' ', '-')}.toml"
+        config.write_text(text, encoding="utf-8")
+        done = subprocess.run([*init["command"][:-1], str(config)], capture_output=True, text=True, env=env)
+        codes[what] = done.returncode
+    assert codes == {"indexed": 0, "nothing to index": 0, "wrong": 1}, codes
+    assert len(list((tmp_path / "state" / "ranking-index").glob("*.npz"))) == 2
 
 
 def test_every_flag_the_image_and_the_deployment_pass_is_one_serve_knows() -> None:

@@ -135,14 +135,6 @@ def peek_schema(parameters: Mapping[str, Any]) -> Mapping[str, Any]:
     return parameters.peek() if type(parameters) is CatalogSchema else parameters
 
 
-def packed_schema(parameters: Mapping[str, Any]) -> bytes | None:
-    """A catalog schema's packed bytes (``marshal``: only the same Python reads them, with
-    ``marshal.loads``), to hand a whole catalog's schemas to a process of the same
-    interpreter without parsing them here; None for any other schema, and for one too
-    deep to pack."""
-    return parameters.packed if type(parameters) is CatalogSchema else None
-
-
 def schema_origin(schema: Any) -> tuple[CatalogFile, int] | None:
     """The catalog and position a parameter schema was loaded at, or None."""
     if type(schema) is not CatalogSchema:

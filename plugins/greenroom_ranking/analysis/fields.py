@@ -16,14 +16,13 @@ The table is built with numpy (no bm25s), in bm25s' layout, so the same scoring 
 
 from __future__ import annotations
 
-import marshal
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from greenroom import ToolDescriptor
-from greenroom.kit import packed_schema, peek_schema
+from greenroom.kit import peek_schema
 from greenroom_ranking.analysis.occurrences import Words, occurrences
 from greenroom_ranking.config import FIELDS
 from greenroom_ranking.substrings import stable_order
@@ -86,21 +85,22 @@ def _properties(
                     _properties(sub, names, descriptions, enums, depth + 1)
 
 
-def fields_of(name: str, description: str, schema: Any, group: str | None) -> tuple[str, ...]:
-    """The texts of a tool's fields, in ``FIELDS`` order, from its parts (``schema``: the
-    parameter schema to walk, or None); identifiers are split later, by the analyser."""
+def tool_fields(tool: ToolDescriptor, *, parameters: bool = True) -> tuple[str, ...]:
+    """The texts of a tool's fields, in ``FIELDS`` order (identifiers are split later, by
+    the analyser)."""
     names: list[str] = []
     descriptions: list[str] = []
     enums: list[str] = []
-    if schema is not None:
-        _walk(schema, names, descriptions, enums)
-    return (name, description, "\n".join(names), "\n".join(descriptions), "\n".join(enums), group or "")
-
-
-def tool_fields(tool: ToolDescriptor, *, parameters: bool = True) -> tuple[str, ...]:
-    """The texts of a tool's fields (``fields_of``)."""
-    # one read per tool: nothing kept
-    return fields_of(tool.name, tool.description, peek_schema(tool.parameters) if parameters else None, tool.group)
+    if parameters:
+        _walk(peek_schema(tool.parameters), names, descriptions, enums)  # one read per tool: nothing kept
+    return (
+        tool.name,
+        tool.description,
+        "\n".join(names),
+        "\n".join(descriptions),
+        "\n".join(enums),
+        tool.group or "",
+    )
 
 
 Postings = tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]
@@ -260,109 +260,24 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
     return whole
 
 
-class Tail(Protocol):
-    """The occurrences of a catalog's last tools, from ``start`` on, made elsewhere (a side
-    build running ``tail_occurrences``); ``result`` is None when they could not be."""
-
-    start: int
-    used: bool  # set once the tail is taken in
-
-    def result(self) -> Mapping[str, np.ndarray] | None: ...
-
-
 def fielded_postings(
-    tools: Iterable[ToolDescriptor],
-    weights: Sequence[float],
-    k1: float,
-    b: float,
-    *,
-    parameters: bool,
-    tail: Tail | None = None,
+    tools: Iterable[ToolDescriptor], weights: Sequence[float], k1: float, b: float, *, parameters: bool
 ) -> tuple[int, Postings]:
     """The catalog's BM25F postings (``occurrence_postings``) and its size.
 
     Built for large catalogs, ``BATCH`` tools at a time (``analysis.occurrences``), so the
     Python work is per distinct word, not per word of the catalog, and what is kept per
-    occurrence is two 32-bit integers. With ``tail``, the tools from ``tail.start`` on
-    are another process's work, taken in once this one has done the others (and done
-    here if the tail failed): the same postings either way."""
+    occurrence is two 32-bit integers."""
     width = len(FIELDS)
     tools = tools if isinstance(tools, Sequence) else list(tools)
     n = len(tools)
     wide = np.int64 if n * width >= 2**31 else np.int32
     words = Words(wide)
-    split = tail.start if tail is not None and 0 < tail.start < n else n
-    slots, tokens = occurrences((tool_fields(t, parameters=parameters) for t in tools[:split]), 0, width, words)
-    if split < n:
-        assert tail is not None  # split < n only with one
-        taken = _taken_in(tail.result(), words, split, n, width)
-        tail.used = taken is not None
-        if taken is None:  # built here after all, from where this process stopped
-            taken = occurrences((tool_fields(t, parameters=parameters) for t in tools[split:]), split, width, words)
-        slots += taken[0]
-        tokens += taken[1]
+    slots, tokens = occurrences((tool_fields(t, parameters=parameters) for t in tools), width, words)
     held = [np.concatenate(parts) if parts else np.zeros(0, wide) for parts in (slots, tokens)]
     del slots, tokens
     vocab = words.vocab
     return n, (vocab, *_postings(held, n, len(vocab), width, weights, k1, b))
-
-
-def tail_rows(tools: Sequence[ToolDescriptor], *, parameters: bool) -> tuple[list[Any], ...]:
-    """What ``tail_occurrences`` is given for ``tools``, by column: names, descriptions,
-    schemas (a catalog's packed bytes as they are, for the same Python to read) and groups."""
-    schemas = [(packed_schema(t.parameters) or dict(peek_schema(t.parameters))) if parameters else None for t in tools]
-    return [t.name for t in tools], [t.description for t in tools], schemas, [t.group for t in tools]
-
-
-def tail_occurrences(
-    start: int, names: list[str], descriptions: list[str], schemas: list[Any], groups: list[str | None]
-) -> dict[str, np.ndarray]:
-    """The occurrences of tools ``start, start + 1, ...`` (``tail_rows``), with token ids of
-    their own and the tokens they stand for, in id order (``vocab``, joined by newlines)."""
-    words = Words(np.int64)
-    fields = (
-        fields_of(name, description, marshal.loads(schema) if type(schema) is bytes else schema, group)
-        for name, description, schema, group in zip(names, descriptions, schemas, groups, strict=True)
-    )
-    slots, tokens = occurrences(fields, start, len(FIELDS), words)
-    vocab = "\n".join(words.vocab).encode("utf-8", "surrogatepass")
-    return {
-        "slots": np.concatenate(slots) if slots else np.zeros(0, np.int64),
-        "tokens": np.concatenate(tokens) if tokens else np.zeros(0, np.int64),
-        "vocab": np.frombuffer(vocab, dtype=np.uint8),
-        "size": np.asarray([len(words.vocab)], dtype=np.int64),
-    }
-
-
-def _taken_in(
-    answer: Mapping[str, np.ndarray] | None, words: Words, start: int, n: int, width: int
-) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
-    """A tail's occurrences with this process's token ids (its new tokens added to
-    ``words.vocab`` in the tail's order, which is the order this process would have seen
-    them in), or None, ``words`` untouched, when the answer does not hold together."""
-    if answer is None:
-        return None
-    try:
-        slots, tokens, raw, size = (answer[k] for k in ("slots", "tokens", "vocab", "size"))
-        vocab = raw.tobytes().decode("utf-8", "surrogatepass").split("\n") if len(raw) else []
-    except (KeyError, UnicodeDecodeError):
-        return None
-    if size.shape != (1,) or slots.dtype.kind != "i" or tokens.dtype.kind != "i":
-        return None
-    if len(vocab) != int(size[0]) or slots.shape != tokens.shape or slots.ndim != 1:
-        return None
-    if slots.size and (
-        int(slots.min()) < start * width
-        or int(slots.max()) >= n * width
-        or int(tokens.min()) < 0
-        or int(tokens.max()) >= len(vocab)
-        or bool(np.any(slots[1:] < slots[:-1]))
-    ):
-        return None
-    mine = words.vocab
-    wide = words.tokens.dtype.type
-    renumbered = np.fromiter((mine.setdefault(t, len(mine)) for t in vocab), dtype=wide, count=len(vocab))
-    return [slots.astype(wide, copy=False)], [renumbered[tokens]]
 
 
 def field_weights(given: Mapping[str, float]) -> tuple[float, ...]:

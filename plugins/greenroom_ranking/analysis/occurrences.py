@@ -3,10 +3,7 @@ texts, ``BATCH`` tools at a time, cut into words at once (``cut``), each distinc
 analysed once (``analyze_chunks``), and every occurrence made a token id by numpy
 indexing, so the Python work is per distinct word, not per word of the catalog.
 
-Words and tokens get ids in order of first sight, so the occurrences of a catalog's tools
-``[0, n)`` are those of ``[0, m)`` followed by those of ``[m, n)`` made with the same
-``Words``; made with a ``Words`` of their own instead (a side build's), the second part's
-tokens are the same once renumbered by ``renumber`` (see ``analysis.fields``).
+Words and tokens get ids in order of first sight.
 """
 
 from __future__ import annotations
@@ -72,17 +69,15 @@ class Words:
         return ids
 
 
-def occurrences(
-    fields: Iterable[Sequence[str]], first: int, width: int, words: Words
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """The occurrences of tools ``first, first + 1, ...`` whose field texts ``fields``
-    gives (``width`` each), as per-batch arrays of slots (``tool * width + field``) and of
-    token ids (``words``' ids, which it extends)."""
+def occurrences(fields: Iterable[Sequence[str]], width: int, words: Words) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The occurrences of the tools whose field texts ``fields`` gives (``width`` each), in
+    order, as per-batch arrays of slots (``tool * width + field``) and of token ids
+    (``words``' ids, which it extends)."""
     wide = words.tokens.dtype.type
     slots: list[np.ndarray] = []
     tokens: list[np.ndarray] = []
     source = iter(fields)
-    at_tool = first
+    at_tool = 0
     while batch := list(islice(source, BATCH)):
         pieces = cut([text for texts in batch for text in texts])  # emptied
         ids = words.of(pieces)

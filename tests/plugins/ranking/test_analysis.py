@@ -264,7 +264,9 @@ def test_the_hooks_pass_a_runs_group_descriptions_to_routing() -> None:
         "kanban": types.SimpleNamespace(id="kanban", description="Boards, cards and sprints for agile teams"),
         "storage": types.SimpleNamespace(id="storage", description="Cloud drive for documents"),
     }
-    ctx = types.SimpleNamespace(groups=views, priors=types.SimpleNamespace(get=lambda _name: 0.0))
+    ctx = types.SimpleNamespace(
+        groups=views, priors=types.SimpleNamespace(get=lambda _name: 0.0), catalog=lambda: SERVERS
+    )
 
     async def search(run: object) -> list[str]:
         query = q("sprints")

@@ -5,13 +5,11 @@ reads the parameters a plain recursive walk reads, in its order."""
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 from unittest import mock
 
-import attrs
 import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -125,38 +123,14 @@ tools = st.lists(
 )
 
 
-@attrs.define
-class MadeAside:
-    """A tail as a side build makes it: its rows and its answer pickled, as a pipe does."""
-
-    start: int
-    answer: dict[str, np.ndarray] | None  # None: a schema pickle cannot send (a mapping proxy)
-    used: bool = False
-
-    @classmethod
-    def of(cls, catalog: list[ToolDescriptor], start: int, parameters: bool) -> MadeAside:
-        try:
-            rows = pickle.loads(pickle.dumps(fields.tail_rows(catalog[start:], parameters=parameters)))
-        except TypeError:
-            return cls(start, None)
-        return cls(start, pickle.loads(pickle.dumps(fields.tail_occurrences(start, *rows))))
-
-    def result(self) -> dict[str, np.ndarray] | None:
-        return self.answer
-
-
 @PROPERTY
-@given(tools, st.integers(1, 4), st.booleans(), st.integers(1, 6))
+@given(tools, st.integers(1, 4), st.booleans())
 def test_postings_built_on_the_fast_cut_are_those_of_the_regular_expression(
-    catalog: list[ToolDescriptor], batch: int, parameters: bool, split: int
+    catalog: list[ToolDescriptor], batch: int, parameters: bool
 ) -> None:
     weights = field_weights({})
     with mock.patch.object(occurrences, "BATCH", batch):  # new words in most batches
         size, fast = fielded_postings(catalog, weights, 1.2, 0.75, parameters=parameters)
-        # the last tools' occurrences made apart, with ids of their own, then taken in
-        tail = MadeAside.of(catalog, min(split, len(catalog) - 1), parameters)
-        _, tailed = fielded_postings(catalog, weights, 1.2, 0.75, parameters=parameters, tail=tail)
-        assert tail.used == (tail.answer is not None and 0 < tail.start < len(catalog))
         with mock.patch.object(occurrences, "cut", regex_cut):
             _, plain = fielded_postings(catalog, weights, 1.2, 0.75, parameters=parameters)
     # and the plain build: every text analysed alone, every occurrence counted in Python
@@ -164,7 +138,7 @@ def test_postings_built_on_the_fast_cut_are_those_of_the_regular_expression(
         [analyze_documents([t], joined=True)[0] for t in tool_fields(tool, parameters=parameters)] for tool in catalog
     ]
     assert size == len(catalog)
-    for other in (tailed, plain, weighted_postings(nested, weights, 1.2, 0.75)):
+    for other in (plain, weighted_postings(nested, weights, 1.2, 0.75)):
         assert list(fast[0].items()) == list(other[0].items())  # ids in the same order
         for got, want in zip(fast[1:], other[1:], strict=True):
             assert got.dtype == want.dtype

@@ -86,6 +86,23 @@ def test_settings_the_index_is_built_with_are_part_of_its_key() -> None:
     assert other.cache.builds == {"bm25": 1} and other.cache.loads == {"text": 1}
 
 
+def test_a_runs_indexes_are_of_its_catalog_whichever_of_its_tools_are_deferred() -> None:
+    tools = catalog()
+    # a run's catalog: its search tool (never deferred, never searched), then its tools
+    run_catalog = [ToolDescriptor("ToolSearch", "Find tools", deferrable="never"), *tools]
+    first = RankingEngine(RankingConfig())
+    first.rank(q("weather city"), tools[5:], catalog=run_catalog)  # five tools eager in this run
+    assert first.cache.builds == {"text": 1, "bm25": 1}
+    forget()  # a new process, whose run defers other tools (one learned eager, one loaded)
+    again = RankingEngine(RankingConfig())
+    deferred = [t for i, t in enumerate(tools) if i % 7]
+    found = again.rank(q("weather city"), deferred, catalog=run_catalog).results
+    assert again.cache.builds == {} and again.cache.loads == {"text": 1, "bm25": 1}
+    assert found and {s.name for s in found} <= {t.name for t in deferred}
+    # the corpus is the catalog's searchable tools: what `greenroom rank index` builds
+    assert again.cache.view(deferred).corpus.names == [t.name for t in tools]
+
+
 def test_index_cache_off_writes_nothing(fresh_index_cache: Path) -> None:
     engine = RankingEngine(RankingConfig(index_cache=False))
     answers(engine, catalog())

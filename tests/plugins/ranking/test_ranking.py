@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import types
 from collections.abc import Sequence
+from pathlib import Path
 
+import anyio
 import jsonschema
 import pytest
 
-from greenroom import Plugin, Ranking, ScoredTool, SearchQuery, ToolDescriptor, ToolPriors, hookimpl, make_plugin_host
+from greenroom import (
+    Plugin,
+    Ranking,
+    ScoredTool,
+    SearchQuery,
+    ToolDescriptor,
+    ToolPriors,
+    build_runtime,
+    hookimpl,
+    make_plugin_host,
+)
 from greenroom.config import ConfigError, structure_plugin_config
 from greenroom.search import keyword_scores
 from greenroom.tools import FunctionTool
@@ -152,7 +165,7 @@ async def test_prior_boost_reorders_an_ambiguous_query_through_the_hooks() -> No
     boosted = plugin.greenroom_search_tools(ctx, query, CATALOG, [ranking])  # type: ignore[arg-type]
     assert boosted is not None and names(boosted)[:2] == ["search_email", "send_email"]
     # a clear winner is not overturned by a prior
-    ctx = types.SimpleNamespace(priors=ToolPriors(p={"send_email": 1.0}))
+    ctx = types.SimpleNamespace(priors=ToolPriors(p={"send_email": 1.0}), catalog=lambda: CATALOG)
     clear = plugin.greenroom_search_tools(ctx, q("weather forecast"), CATALOG, [])  # type: ignore[arg-type]
     assert clear is not None and names(clear)[0] == "getWeatherForecast"
 
@@ -251,3 +264,22 @@ def test_config_schema_and_structuring() -> None:
     assert cfg == RankingConfig(rankers=("bm25",), prior_weight=0.0)
     with pytest.raises((ConfigError, ValueError)):
         structure_plugin_config("search-ranking", RankingConfig, {"rankers": ["nope"]}, {})
+
+
+def test_a_config_with_the_removed_side_build_key_loads_and_warns_that_it_does_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = tmp_path / "agent.toml"
+    config.write_text(
+        '[agent]\nmodel = "scripted"\n\n[plugins.search-ranking]\nparallel_build_min_tools = 50000\nbm25_k1 = 1.5\n',
+        encoding="utf-8",
+    )
+    with caplog.at_level(logging.WARNING, logger="greenroom_ranking"):
+        rt = build_runtime(config)
+    try:
+        assert rt.host.plugin("search-ranking").config == RankingConfig(bm25_k1=1.5)  # the rest is read
+    finally:
+        anyio.run(rt.aclose)
+    (warning,) = [r.getMessage() for r in caplog.records if "parallel_build_min_tools" in r.getMessage()]
+    assert warning.startswith("plugins.search-ranking.parallel_build_min_tools no longer does anything")
+    assert "greenroom rank index" in warning

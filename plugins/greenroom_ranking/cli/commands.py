@@ -1,4 +1,5 @@
-"""``greenroom rank eval``: measure rankers on a catalog with known answers."""
+"""``greenroom rank``: ``eval`` measures rankers on a catalog with known answers; ``index``
+builds a catalog's indexes ahead of its first search (``ahead``)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from greenroom_ranking.evaluate import (
 )
 
 rank_app = typer.Typer(
-    help="Tool-search ranking: evaluate rankers on catalogs with known answers.", no_args_is_help=True
+    help="Tool-search ranking: build a catalog's indexes ahead; evaluate rankers on catalogs with known answers.",
+    no_args_is_help=True,
 )
 
 DEFAULT_RANKERS = [BASELINE, "keyword", "bm25", DEFAULT]
@@ -156,3 +158,47 @@ def eval_cmd(
     title = f"{tools.parent.name or tools.name}: {len(catalog)} tools, {len(qs)} queries"
     for table in results_tables(results, title):
         out.print(table)
+
+
+@rank_app.command("index")
+def index_cmd(
+    path: Annotated[Path, typer.Argument(help="A config (.toml), or a catalog (.jsonl, .json).", show_default=False)],
+) -> None:
+    """Build the search indexes a run reads, ahead of its first search.
+
+    A config: the tools a run of it may use (its catalogs, groups and MCP
+    servers, listed as greenroom run lists them), with its search-ranking
+    settings. A catalog: its tools, with the default settings, as a run of a
+    config listing that one catalog reads them. Written to the index store in
+    greenroom's state dir (GREENROOM_HOME), where a run's first search finds
+    them. Exits 2 when the path or config is wrong, 1 when nothing a run would
+    read could be indexed.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from greenroom.kit import redact_known
+    from greenroom_ranking.cli.ahead import NothingIndexed, SourceError, index_ahead
+
+    err = Console(stderr=True)
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}", markup=False),  # file names are not markup
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not err.is_terminal,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(str(path), total=None)
+
+        def step(what: str, done: int, total: int) -> None:
+            progress.update(task, description=what, completed=done, total=total)
+
+        try:
+            indexed = index_ahead(path, step)
+        except (SourceError, NothingIndexed) as exc:
+            progress.stop()
+            err.print(f"[bold red]error:[/] {escape(redact_known(str(exc)))}", highlight=False)
+            raise typer.Exit(2 if isinstance(exc, SourceError) else 1) from None
+    typer.echo(indexed.summary())
