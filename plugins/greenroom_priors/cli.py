@@ -1,5 +1,5 @@
 """``greenroom priors``: show, list, reset, export and import an agent's tool priors, and
-sweep the journal of calls.
+sweep the journal of calls and the spool.
 
 The store comes from ``--store URL``, else from the ``store`` key of
 ``[plugins.priors-persistence]`` in ``--config FILE``, else the default SQLite file.
@@ -27,6 +27,7 @@ from greenroom_priors.config import PriorsConfig
 from greenroom_priors.ewma import DocumentError, check_document, empty_document, utc_now
 from greenroom_priors.journal import SweepReport, fold_runs, has_journal
 from greenroom_priors.keys import KEY, NAME, STORE_KEY
+from greenroom_priors.spool import Spool
 from greenroom_priors.store import ProfileStore, StoreError
 from greenroom_priors.stores import (
     absolutize,
@@ -106,15 +107,16 @@ def _load(s: ProfileStore, agent: str) -> dict[str, Any]:
     return _load_counted(s, agent)[0]
 
 
-def _load_counted(s: ProfileStore, agent: str) -> tuple[dict[str, Any], dict[str, int] | None]:
+def _load_counted(s: ProfileStore, agent: str, spooled: bool = False) -> tuple[dict[str, Any], dict[str, int] | None]:
     """The agent's document and, from a store with a journal, the calls still in it
-    (read at one instant); None without a journal."""
+    (read at one instant); None without a journal. ``spooled``: the agent has calls in
+    the spool (no document yet is no error then)."""
     unfolded: dict[str, int] | None = None
     if has_journal(s):
         raw, unfolded = s.journal_counts(agent, KEY)
     else:
         raw = s.read(agent, KEY)
-    if raw is None and not unfolded:
+    if raw is None and not unfolded and not spooled:
         others = s.agents(KEY)
         hint = f" (agents with priors: {', '.join(others)})" if others else " (it holds no priors yet)"
         _fail(f"no priors for agent {agent!r} in {describe(s)}{hint}", code=1)
@@ -141,11 +143,18 @@ def show(
     config: ConfigOpt = None,
 ) -> None:
     """The agent's tools by learned probability: p, calls, last used (and, from a store
-    with a journal of calls, the calls still in it and the exact total)."""
-    with _open(store, config) as s:
-        doc, unfolded = _load_counted(s, agent)
+    with a journal of calls, the calls still in it and the exact total; and the calls that
+    wait in the spool for the store, which 'priors sweep' saves)."""
+    url = resolve_url(store, config)
+    spool = Spool(url)
+    spooled = spool.calls_of(agent)
+    waiting = f"{sum(spooled.values())} call(s) of {agent} wait in the spool {spool.folder}" if spooled else ""
+    if waiting:  # said first: also when the store cannot be read now
+        typer.echo(f"{waiting} (greenroom priors sweep saves them)", err=True)
+    with _open(None, None, url) as s:
+        doc, unfolded = _load_counted(s, agent, bool(spooled))
         tools: dict[str, Any] = dict(doc["tools"])
-        for name in unfolded or {}:
+        for name in [*(unfolded or {}), *spooled]:
             tools.setdefault(name, {"p": None, "calls": 0, "last_used": None})
         rows = sorted(tools.items(), key=lambda kv: (-(kv[1]["p"] or 0.0), kv[0]))
         if limit:
@@ -156,12 +165,15 @@ def show(
                 for entry in entries:
                     entry["journal"] = unfolded.get(entry["tool"], 0)
                     entry["total"] = entry["calls"] + entry["journal"]
+            for entry in entries if spooled else ():
+                entry["spooled"] = spooled.get(entry["tool"], 0)
             summary = {"agent": agent, "store": describe(s), "sessions": doc["sessions"], "updated": doc["updated"]}
+            summary["spooled"] = sum(spooled.values())
             typer.echo(json.dumps({**summary, "tools": entries}, indent=2))
             return
         table = Table(
             title=escape(f"tool priors of {agent}: {doc['sessions']} session(s), {len(doc['tools'])} tool(s)"),
-            caption=escape(describe(s)),
+            caption=escape(describe(s) + (f"; {waiting}" if waiting else "")),
         )
         table.add_column("tool", overflow="fold")
         table.add_column("p", justify="right")
@@ -169,12 +181,16 @@ def show(
         if unfolded is not None:
             table.add_column("in journal", justify="right")
             table.add_column("total", justify="right")
+        if spooled:
+            table.add_column("spooled", justify="right")
         table.add_column("last used")
         for name, entry in rows:
             p = "-" if entry["p"] is None else f"{entry['p']:.4f}"
             counts = [str(entry["calls"])]
             if unfolded is not None:
                 counts += [str(unfolded.get(name, 0)), str(entry["calls"] + unfolded.get(name, 0))]
+            if spooled:
+                counts.append(str(spooled.get(name, 0)))
             table.add_row(escape(name), p, *counts, _when(entry["last_used"]))
         Console().print(table)
 
@@ -276,13 +292,20 @@ def sweep(
         typer.Option("--stale", min=0, help="Fold runs not written for this many seconds (default: journal_stale)."),
     ] = None,
 ) -> None:
-    """Fold the journal of runs whose process died (not written for journal_stale seconds)."""
+    """Save the runs that wait in the spool for the store, and fold the journal of runs
+    whose process died (not written for journal_stale seconds)."""
     url, section = _resolve(store, config_file)
     settings = PriorsConfig(**{k: v for k, v in section.items() if k in {"min_smoothing", "journal_stale"}})
     after = settings.journal_stale if stale is None else stale
     with _open(None, None, url) as s:
+        spool = Spool(url)
+        runs, calls, _ = spool.replay(s)
+        saved = f"saved {runs} spooled run(s), {calls} call(s), from {spool.folder}" if runs else ""
+        if saved:
+            typer.echo(saved)
         if not has_journal(s):
-            _fail(f"{describe(s)} keeps no journal of calls: nothing to sweep")
+            if not saved:
+                _fail(f"{describe(s)} keeps no journal of calls: nothing to sweep (and nothing waits in its spool)")
             return
         now, where = utc_now(), describe(s)
 
