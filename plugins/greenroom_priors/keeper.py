@@ -135,7 +135,10 @@ class Keeper:
             reason = None if force else self.down()
             if reason is None:
                 try:
-                    self.use(lambda store: cast(JournalStore, store).journal([run.entry() for run in runs]))
+                    if runs:
+                        self.use(lambda store: cast(JournalStore, store).journal([run.entry() for run in runs]))
+                    else:  # what waits in the spool (which every use saves first)
+                        self.use(lambda store: None)
                 except Exception as exc:
                     reason = str(exc) or type(exc).__name__
                 else:
@@ -146,10 +149,9 @@ class Keeper:
                             ledger.spooled = False
                     return
             message = self._spool(runs, reason, ledgers)
-        with self._lock:
+        with self._lock:  # said once an outage
             say, self._reported = bool(message) and not self._reported, self._reported or bool(message)
-            if say:
-                self._news = message
+            self._news = message if say else self._news
         if say:
             log.warning("priors-persistence: %s", message)
 

@@ -215,34 +215,28 @@ class PriorsPlugin(Plugin):
         agent = ctx.agent.id
         keeper = self._keeper(self.store_url(ctx), lambda: ctx.call_hook("greenroom_profile_stores"), ctx.on_close)
         self._news(ctx, keeper, "greenroom_run_start")
-        reason = keeper.down()
-        if reason is not None:
-            if keeper.store is not None:
-                self._begin(ctx, keeper, keeper.store)  # its calls are counted, and spooled
-            self._degrade(ctx, StoreError(not_retried(reason)))
-            return
         try:
-            store = await anyio.to_thread.run_sync(keeper.use, lambda store: store)  # it saves the spool first
-        except Exception as exc:
-            self._degrade(ctx, exc)
-            return
-        self._begin(ctx, keeper, store)
-        try:
+            reason = keeper.down()
+            if reason is not None:
+                raise StoreError(not_retried(reason))
+            # the keeper opens the store and saves what waits in the spool first
             raw = await anyio.to_thread.run_sync(keeper.use, lambda store: store.read(agent, KEY))
-            doc = check_document(raw, f"{describe(store)}, agent {agent!r}") if raw is not None else None
+            doc = check_document(raw, f"{keeper}, agent {agent!r}") if raw is not None else None
         except Exception as exc:
+            self._begin(ctx, keeper)  # its calls are counted all the same, and spooled
             self._degrade(ctx, exc)
             return
+        self._begin(ctx, keeper)
         priors.p = probabilities(doc) if doc else {}
         priors.sessions = doc["sessions"] if doc else 0
         priors.loaded = True
-        ctx.emit(PriorsLoaded(agent_id=agent, tools=len(priors.p), sessions=priors.sessions, source=describe(store)))
-        await self._sweep(ctx, keeper, store)
+        ctx.emit(PriorsLoaded(agent_id=agent, tools=len(priors.p), sessions=priors.sessions, source=str(keeper)))
+        await self._sweep(ctx, keeper)
 
-    def _begin(self, ctx: RunContext, keeper: Keeper, store: ProfileStore) -> None:
-        """The run's ledger, when its calls are journaled."""
+    def _begin(self, ctx: RunContext, keeper: Keeper) -> None:
+        """The run's ledger, when its calls are journaled (into a store that was opened)."""
         try:
-            if not self._journals(store):
+            if keeper.store is None or not self._journals(keeper.store):
                 return
         except StoreError as exc:
             self._trouble(ctx, "greenroom_run_start", "journaling tool calls", exc)
@@ -251,8 +245,9 @@ class PriorsPlugin(Plugin):
         # the run's own id is short (12 hex digits): the journal's must be unique in a fleet
         ledger.keeper, ledger.agent, ledger.run = keeper, ctx.agent.id, f"{ctx.run_id}-{uuid.uuid4().hex}"
 
-    async def _sweep(self, ctx: RunContext, keeper: Keeper, store: ProfileStore) -> None:
+    async def _sweep(self, ctx: RunContext, keeper: Keeper) -> None:
         """Fold the journal of runs whose process died, at most every ``sweep_every`` seconds."""
+        store = keeper.store
         if not self._may_journal() or not has_journal(store) or not keeper.sweep_due(self.config.sweep_every):
             return
         floor, now, where = self.config.min_smoothing, utc_now(), describe(store)
@@ -335,8 +330,7 @@ class PriorsPlugin(Plugin):
             priors.sessions = int(saved["sessions"])
             priors.loaded = True
             ctx.emit(PriorsSaved(agent_id=ctx.agent.id, tools=len(priors.p), sessions=priors.sessions))
-        if keeper.store is not None:
-            await self._sweep(ctx, keeper, keeper.store)
+        await self._sweep(ctx, keeper)
 
     # ------------------------------------------------------------------ readiness
     @hookimpl

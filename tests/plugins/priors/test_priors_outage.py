@@ -126,7 +126,7 @@ async def test_thirty_calls_through_a_gateway_across_a_stop_and_start_are_thirty
     store.close()
 
 
-async def test_a_locked_sqlite_file_spools_the_run_and_the_next_run_saves_it(
+async def test_a_locked_sqlite_file_spools_the_run_and_this_process_or_the_next_saves_it(
     build: Callable[..., Runtime], events: Events, tmp_path: Path
 ) -> None:
     path = tmp_path / "p.sqlite3"
@@ -134,20 +134,35 @@ async def test_a_locked_sqlite_file_spools_the_run_and_the_next_run_saves_it(
     SqliteStore.from_url(url).update("agent", KEY, lambda current: _empty())  # the file exists
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
-    rt = build([*SCRIPT_3_STEPS, *SCRIPT_3_STEPS], config=PriorsConfig(store=url))
+    rt = build(SCRIPT_3_STEPS * 3, config=PriorsConfig(store=url))
+    plugin = next(p for p in rt.host.pm.get_plugins() if isinstance(p, PriorsPlugin))
     await rt.session().run("one")
     [warning] = events.of(PluginWarning)
     assert warning.hook == "greenroom_run_end" and "the priors database stayed locked" in warning.message
     assert "3 call(s) of agent 'agent' spooled in" in warning.message
     holder.execute("ROLLBACK")
+    await plugin.checkpoint()  # this process: its next checkpoint
+    assert calls_of(url) == (1, {"alpha": 2, "beta": 1}) and Spool(url).files() == []
+    await rt.session().run("two")  # the store is back for this runtime: saved at once
+    assert calls_of(url) == (2, {"alpha": 4, "beta": 2}) and len(events.of(PluginWarning)) == 1
+    holder.execute("BEGIN IMMEDIATE")
+    await rt.session().run("three")  # spooled again
+    holder.execute("ROLLBACK")
     holder.close()
+    await rt.aclose()  # taken for down still: its last checkpoint leaves it in the spool
+    assert len(Spool(url).files()) == 1
     later = build(SCRIPT_3_STEPS, config=PriorsConfig(store=url))  # the next process, in effect
-    await later.session().run("two")
-    doc = SqliteStore.from_url(url).read("agent", KEY)
-    assert doc is not None and doc["sessions"] == 2 and doc["tools"]["alpha"]["calls"] == 4
-    assert Spool(url).files() == []
-    await rt.aclose()
+    await later.session().run("four")
+    assert calls_of(url) == (4, {"alpha": 8, "beta": 4}) and Spool(url).files() == []
     await later.aclose()
+
+
+def calls_of(url: str) -> tuple[int, dict[str, int]]:
+    store = SqliteStore.from_url(url)
+    doc = store.read("agent", KEY)
+    store.close()
+    assert doc is not None
+    return doc["sessions"], {name: e["calls"] for name, e in doc["tools"].items()}
 
 
 def _empty() -> dict[str, Any]:

@@ -163,6 +163,10 @@ class SilentServer:
             self.accepted.append(conn)
 
     def close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() that close alone leaves waiting
+        except OSError:
+            pass
         self.sock.close()
         for conn in self.accepted:
             conn.close()
