@@ -148,13 +148,13 @@ def show(
     url = resolve_url(store, config)
     spool = Spool(url)
     spooled = spool.calls_of(agent)
-    waiting = f"{sum(spooled.values())} call(s) of {agent} wait in the spool {spool.folder}" if spooled else ""
-    if waiting:  # said first: also when the store cannot be read now
-        typer.echo(f"{waiting} (greenroom priors sweep saves them)", err=True)
+    if spooled:  # said first: also when the store cannot be read now
+        where = f"wait in the spool {spool.folder} (greenroom priors sweep saves them)"
+        typer.echo(f"{spooled} call(s) of {agent} {where}", err=True)
     with _open(None, None, url) as s:
         doc, unfolded = _load_counted(s, agent, bool(spooled))
         tools: dict[str, Any] = dict(doc["tools"])
-        for name in [*(unfolded or {}), *spooled]:
+        for name in unfolded or {}:
             tools.setdefault(name, {"p": None, "calls": 0, "last_used": None})
         rows = sorted(tools.items(), key=lambda kv: (-(kv[1]["p"] or 0.0), kv[0]))
         if limit:
@@ -165,15 +165,12 @@ def show(
                 for entry in entries:
                     entry["journal"] = unfolded.get(entry["tool"], 0)
                     entry["total"] = entry["calls"] + entry["journal"]
-            for entry in entries if spooled else ():
-                entry["spooled"] = spooled.get(entry["tool"], 0)
             summary = {"agent": agent, "store": describe(s), "sessions": doc["sessions"], "updated": doc["updated"]}
-            summary["spooled"] = sum(spooled.values())
-            typer.echo(json.dumps({**summary, "tools": entries}, indent=2))
+            typer.echo(json.dumps({**summary, "spooled": spooled, "tools": entries}, indent=2))
             return
         table = Table(
             title=escape(f"tool priors of {agent}: {doc['sessions']} session(s), {len(doc['tools'])} tool(s)"),
-            caption=escape(describe(s) + (f"; {waiting}" if waiting else "")),
+            caption=escape(describe(s)),
         )
         table.add_column("tool", overflow="fold")
         table.add_column("p", justify="right")
@@ -181,16 +178,12 @@ def show(
         if unfolded is not None:
             table.add_column("in journal", justify="right")
             table.add_column("total", justify="right")
-        if spooled:
-            table.add_column("spooled", justify="right")
         table.add_column("last used")
         for name, entry in rows:
             p = "-" if entry["p"] is None else f"{entry['p']:.4f}"
             counts = [str(entry["calls"])]
             if unfolded is not None:
                 counts += [str(unfolded.get(name, 0)), str(entry["calls"] + unfolded.get(name, 0))]
-            if spooled:
-                counts.append(str(spooled.get(name, 0)))
             table.add_row(escape(name), p, *counts, _when(entry["last_used"]))
         Console().print(table)
 

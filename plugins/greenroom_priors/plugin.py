@@ -197,13 +197,6 @@ class PriorsPlugin(Plugin):
             self._warn(ctx, hook, news)
 
     # ------------------------------------------------------------------ phases
-    def _degrade(self, ctx: RunContext, exc: BaseException) -> None:
-        """RunStart without the store: keep what is in memory (defaults in a fresh runtime)."""
-        self._trouble(ctx, "greenroom_run_start", "loading tool priors", exc)
-        priors = ctx.priors
-        source = "memory (store unavailable)" if priors.loaded else "defaults"
-        ctx.emit(PriorsLoaded(agent_id=ctx.agent.id, tools=len(priors.p), sessions=priors.sessions, source=source))
-
     @hookimpl(tryfirst=True)
     async def greenroom_run_start(self, ctx: RunContext) -> None:
         # tryfirst: deferred-tools and search-ranking read ctx.priors in their own RunStart,
@@ -222,9 +215,11 @@ class PriorsPlugin(Plugin):
             # the keeper opens the store and saves what waits in the spool first
             raw = await anyio.to_thread.run_sync(keeper.use, lambda store: store.read(agent, KEY))
             doc = check_document(raw, f"{keeper}, agent {agent!r}") if raw is not None else None
-        except Exception as exc:
+        except Exception as exc:  # the run goes on with what is in memory (defaults in a fresh runtime)
             self._begin(ctx, keeper)  # its calls are counted all the same, and spooled
-            self._degrade(ctx, exc)
+            self._trouble(ctx, "greenroom_run_start", "loading tool priors", exc)
+            source = "memory (store unavailable)" if priors.loaded else "defaults"
+            ctx.emit(PriorsLoaded(agent_id=agent, tools=len(priors.p), sessions=priors.sessions, source=source))
             return
         self._begin(ctx, keeper)
         priors.p = probabilities(doc) if doc else {}

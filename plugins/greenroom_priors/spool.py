@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from cattrs.preconf.json import make_converter
 from filelock import FileLock, Timeout
 
 from greenroom.kit import state_dir, write_json_atomic
@@ -94,34 +95,8 @@ class SpooledRun:
             return None
         return store.finish_run(self.agent, KEY, self.run, finish_change(seen, now=now, floor=floor, where=where))
 
-    def to_json(self, store_url: str) -> dict[str, Any]:
-        return {
-            "format": FORMAT,
-            "store": redact(store_url),
-            **{k: v for k, v in attrs.asdict(self, recurse=False).items() if k not in ("tools", "available")},
-            "tools": {name: [t.calls, t.steps] for name, t in self.tools.items()},
-            "available": None if self.available is None else sorted(self.available),
-        }
 
-    @classmethod
-    def from_json(cls, data: Any) -> SpooledRun:
-        """Raises ``ValueError`` (or a ``TypeError``, ``KeyError``) for a file that is not one."""
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError(f"not a {FORMAT} file")
-        available = data["available"]
-        return cls(
-            agent=str(data["agent"]),
-            run=str(data["run"]),
-            steps=int(data["steps"]),
-            tools={str(name): ToolTally(int(c), int(s)) for name, (c, s) in data["tools"].items()},
-            journal=bool(data["journal"]),
-            stored={str(name): int(n) for name, n in data["stored"].items()},
-            ended=bool(data["ended"]),
-            presence={str(name): float(p) for name, p in data["presence"].items()},
-            available=None if available is None else frozenset(map(str, available)),
-            now=str(data["now"]),
-            floor=float(data["floor"]),
-        )
+_JSON = make_converter()
 
 
 class Spool:
@@ -152,7 +127,7 @@ class Spool:
         if len(present) + new > MAX_RUNS:
             raise OSError(f"the spool {self.folder} holds {len(present)} runs, the most it keeps ({MAX_RUNS})")
         for run in runs:
-            data = run.to_json(self.url)
+            data = {"format": FORMAT, "store": redact(self.url), **_JSON.unstructure(run)}
             if len(json.dumps(data)) > MAX_BYTES:
                 data["available"] = None  # only decays unused tools: the calls are what must not be lost
             write_json_atomic(self.path(run.run), data)
@@ -165,24 +140,25 @@ class Spool:
         human, never read again) and said in the log."""
         for path in self.files():
             try:
-                yield path, SpooledRun.from_json(json.loads(path.read_text(encoding="utf-8")))
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
+                    raise ValueError(f"not a {FORMAT} file")
+                data.pop("store", None)
+                run = _JSON.structure(data, SpooledRun)
             except FileNotFoundError:  # saved by another process meanwhile
                 continue
-            except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            except Exception as exc:  # not JSON, not a spooled run (cattrs says what is wrong)
                 log.warning("priors-persistence: %s is not a spooled run (%s); renamed *.bad", path, exc)
                 try:
                     os.replace(path, path.with_suffix(".bad"))
                 except OSError:
                     pass
+                continue
+            yield path, run
 
-    def calls_of(self, agent: str) -> dict[str, int]:
-        """The agent's spooled calls per tool (``greenroom priors show``)."""
-        out: dict[str, int] = {}
-        for _, run in self.read():
-            if run.agent == agent:
-                for name, n in run.waiting().items():
-                    out[name] = out.get(name, 0) + n
-        return out
+    def calls_of(self, agent: str) -> int:
+        """The agent's spooled calls the store does not hold yet (``greenroom priors show``)."""
+        return sum(run.calls for _, run in self.read() if run.agent == agent)
 
     def replay(self, store: ProfileStore) -> tuple[int, int, bool]:
         """Save every spooled run into ``store`` and remove its file, one process of the

@@ -213,7 +213,7 @@ async def test_a_failing_store_spools_the_counts_says_so_once_and_saves_them_lat
     assert "flaky://f1 is down: 1 call(s) of agent 'agent' spooled in" in warning.message  # the first alpha is in
     assert "saved when it is back" in warning.message
     spool = priors_of(rt)._stores["flaky://f1"].spool
-    assert len(spool.files()) == 1 and spool.calls_of("agent") == {"alpha": 2, "beta": 1}  # what the store lacks
+    assert len(spool.files()) == 1 and spool.calls_of("agent") == 3  # what the store lacks
     flaky.down = False
     await client.call("gamma")
     await priors_of(rt).checkpoint()
@@ -413,3 +413,33 @@ def test_priors_sweep_takes_the_store_and_the_bound_from_a_config(shelf: str, tm
     cfg.write_text('[agent]\nmodel = "scripted:script.jsonl"\n[plugins.priors-persistence]\nstore = "sqlite://p.db"\n')
     refused = CliRunner().invoke(cli, ["priors", "sweep", str(cfg)])
     assert refused.exit_code == 2 and "keeps no journal of calls: nothing to sweep" in refused.output
+
+
+async def test_a_runs_counts_live_in_the_run_and_the_plugin_keeps_nothing_of_it(shelf: str, events: Events) -> None:
+    from greenroom_priors.ledger import RunLedger
+
+    rt = runtime(events, store=f"memory://{shelf}", journal=True)
+    plugin = priors_of(rt)
+
+    def sizes() -> dict[str, int]:
+        """How much the plugin holds: its containers, and those of the objects it holds."""
+        out = {}
+        for name, value in vars(plugin).items():
+            for sub, inner in [("", value), *vars(value).items()] if hasattr(value, "__dict__") else [("", value)]:
+                if hasattr(inner, "__len__") and not isinstance(inner, str):
+                    out[f"{name}.{sub}"] = len(inner)
+        return out
+
+    await (await ClientRun(rt).start()).end()  # the runtime's store is open
+    before = sizes()
+    clients = [await ClientRun(rt).start() for _ in range(3)]
+    for i, client in enumerate(clients):
+        for _ in range(i + 1):
+            await client.call("alpha")
+    assert [c.run.ctx.state[RunLedger].calls for c in clients] == [{"alpha": 1}, {"alpha": 2}, {"alpha": 3}]
+    assert sizes() == before  # one runtime serves many runs: nothing of theirs sits on the plugin
+    for client in clients:
+        await client.end()
+    assert sizes() == before
+    assert exact_calls(MemoryStore(shelf), "agent", KEY) == {"alpha": 6}
+    await rt.aclose()
