@@ -19,10 +19,13 @@ generated is written in the project.
 
 Every measurement runs in a child process. ``--baseline DIR`` (a folder holding another
 checkout's ``core/`` and ``plugins/``, e.g. ``git archive HEAD core plugins | tar -x -C DIR``)
-runs each one for that code too, interleaved, and reports after/before ratios:
+runs each one for that code too, interleaved, and reports after/before ratios.
+``--priors-store URL`` adds the priors-persistence plugin with that store to every
+per-step arm (a ``postgresql://`` URL: what the journal of calls costs a step):
 
     python benchmarks/overhead.py [--sizes 1000 10000 100000] [--steps 100] [--repeat 3]
-        [--strategies all-sent dispatch inject native] [--baseline DIR] [--json out.json]
+        [--strategies all-sent dispatch inject native] [--baseline DIR] [--priors-store URL]
+        [--json out.json]
 """
 
 from __future__ import annotations
@@ -92,7 +95,7 @@ def write_config(folder: Path, size: int) -> Path:
 
 
 # ------------------------------------------------------------------------------ workers
-def worker_steps(catalog: str, strategy: str, steps: int, repeat: int) -> dict[str, Any]:
+def worker_steps(catalog: str, strategy: str, steps: int, repeat: int, priors: str = "") -> dict[str, Any]:
     """Per-step overhead and session start of one setup, in this (child) process."""
     import anyio
 
@@ -137,6 +140,10 @@ def worker_steps(catalog: str, strategy: str, steps: int, repeat: int) -> dict[s
         from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
 
         plugins.append(DeferredToolsPlugin(DeferredConfig(enabled=True, strategy=strategy)))
+    if priors:
+        from greenroom_priors import PriorsConfig, PriorsPlugin
+
+        plugins.append(PriorsPlugin(PriorsConfig(store=priors)))
     tools = load_catalog(catalog)
     built = time.perf_counter()
     rt = Runtime(
@@ -157,6 +164,7 @@ def worker_steps(catalog: str, strategy: str, steps: int, repeat: int) -> dict[s
 
     first = anyio.run(session)[0]  # the first session also fills per-process caches
     runs = [anyio.run(session) for _ in range(repeat)]
+    anyio.run(rt.aclose)
     bare_step = statistics.median(anyio.run(bare, steps) for _ in range(repeat))
     per = statistics.median(r[1] for r in runs)
     return {
@@ -213,7 +221,8 @@ def measure(args: argparse.Namespace, folder: Path, sources: dict[str, Path | No
         for strategy in args.strategies:
             for label, src in sources.items():
                 env = {**os.environ, "GREENROOM_HOME": str(folder / f"home-{label}-steps")}
-                r = child(src, ["steps", str(catalog), strategy, str(args.steps), str(args.repeat)], env)
+                worker = ["steps", str(catalog), strategy, str(args.steps), str(args.repeat), args.priors_store]
+                r = child(src, worker, env)
                 results["steps"].setdefault(label, {}).setdefault(str(size), {})[strategy] = r
                 print(
                     f"  {label:>8} {size:>7,} {strategy:<9} {r.get('per_step_us', float('nan')):>9.0f} µs/step"
@@ -333,7 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--worker"]:
         out, kind, *rest = argv[1:]
         result = (
-            worker_steps(rest[0], rest[1], int(rest[2]), int(rest[3])) if kind == "steps" else worker_start(rest[0])
+            worker_steps(rest[0], rest[1], int(rest[2]), int(rest[3]), *rest[4:])
+            if kind == "steps"
+            else worker_start(rest[0])
         )
         Path(out).write_text(json.dumps(result))
         return 0
@@ -344,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--strategies", nargs="+", default=list(STRATEGIES), choices=STRATEGIES)
     ap.add_argument("--baseline", type=Path, help="another checkout's folder (with core/ and plugins/) to compare with")
     ap.add_argument("--json", type=Path, help="also write every figure here")
+    ap.add_argument("--priors-store", default="", help="add priors-persistence with this store to the per-step arms")
     args = ap.parse_args(argv)
     sources: dict[str, Path | None] = {CURRENT: None}
     if args.baseline is not None:

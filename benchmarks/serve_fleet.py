@@ -15,10 +15,13 @@ A gateway operation is, in turn, a dispatched call of ``time__get_current_time``
 an SDK operation is a call of its trivial tool. Printed per target: operations per
 second, p50/p95/p99 latency, errors, and server CPU per operation (every process of the
 target, upstream servers included, from /proc), with ratios against one replica and
-against the SDK server; ``--plot`` draws the latency distributions.
+against the SDK server; ``--plot`` draws the latency distributions. ``--baseline DIR``
+(a folder holding another checkout's ``core/`` and ``plugins/``, e.g. ``git archive
+HEAD core plugins | tar -x -C DIR``) measures the gateway targets with that code too,
+each right after this code's, and prints this code's ratios to it.
 
     python benchmarks/serve_fleet.py [--ops 10000] [--clients 50] [--replicas 2]
-        [--workers 2] [--json out.json] [--plot fleet.png]
+        [--workers 2] [--baseline DIR] [--json out.json] [--plot fleet.png]
 """
 
 from __future__ import annotations
@@ -218,10 +221,16 @@ def sdk_target(folder: Path, args: argparse.Namespace, fleet_module: Any) -> dic
         log.close()
 
 
-def gateway_target(config: Path, replicas: int, args: argparse.Namespace, fleet_module: Any) -> dict[str, Any]:
-    with fleet_module.Fleet(config, replicas) as fleet:
+def gateway_target(
+    config: Path, replicas: int, args: argparse.Namespace, fleet_module: Any, code: Path | None = None
+) -> dict[str, Any]:
+    """``replicas`` gateways of this checkout, or of the one in ``code`` (its ``core/`` and
+    ``plugins/`` first on the replicas' path)."""
+    env = {} if code is None else {"PYTHONPATH": os.pathsep.join([str(code / "core"), str(code / "plugins")])}
+    name = f"gateway x{replicas}" + ("" if code is None else " (baseline)")
+    with fleet_module.Fleet(config, replicas, env=env) as fleet:
         roots = [r.proc.pid for r in fleet.replicas]
-        return measure(f"gateway x{replicas}", fleet.url, roots, args, sdk=False)
+        return measure(name, fleet.url, roots, args, sdk=False)
 
 
 def report(rows: list[dict[str, Any]], cores: int) -> None:
@@ -229,14 +238,19 @@ def report(rows: list[dict[str, Any]], cores: int) -> None:
     sdk = next(r for r in rows if r["target"] == "sdk")
     head = ("ops/s", "vs x1", "p50", "p95", "p99", "p95/sdk", "err", "cpu/op")
     widths = (7, 6, 8, 8, 8, 7, 4, 7)
-    print(f"{'target':<12} " + " ".join(f"{h:>{w}}" for h, w in zip(head, widths, strict=True)))
+    print(f"{'target':<22} " + " ".join(f"{h:>{w}}" for h, w in zip(head, widths, strict=True)))
     for r in rows:
         print(
-            f"{r['target']:<12} {r['ops_per_s']:>7.0f} {r['ops_per_s'] / one['ops_per_s']:>5.2f}x "
+            f"{r['target']:<22} {r['ops_per_s']:>7.0f} {r['ops_per_s'] / one['ops_per_s']:>5.2f}x "
             f"{r['p50_ms']:>6.1f}ms {r['p95_ms']:>6.1f}ms {r['p99_ms']:>6.1f}ms "
             f"{r['p95_ms'] / sdk['p95_ms']:>6.2f}x {r['errors']:>4} {r['cpu_ms_per_op']:>5.1f}ms"
         )
     print(f"{cores} cores; clients, replicas, upstream servers and PostgreSQL share them")
+    for r in rows:
+        before = next((b for b in rows if b["target"] == f"{r['target']} (baseline)"), None)
+        if before is not None:
+            ratios = {k: r[k] / before[k] for k in ("ops_per_s", "p50_ms", "p95_ms", "p99_ms", "cpu_ms_per_op")}
+            print(f"{r['target']} ÷ baseline: " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items()))
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
@@ -266,6 +280,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2, help="client processes")
+    parser.add_argument("--baseline", type=Path, help="another checkout's folder (with core/ and plugins/)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path)
     args = parser.parse_args()
@@ -277,9 +292,11 @@ def main() -> None:
             os.environ["GREENROOM_PRIORS_URL"] = url
             os.environ["GREENROOM_HOME"] = str(folder / "home")
             config = fleet_config(folder, f"fleet-bench-{os.getpid()}")
-            rows = [sdk_target(folder, args, fleet_module), gateway_target(config, 1, args, fleet_module)]
-            if args.replicas > 1:
-                rows.append(gateway_target(config, args.replicas, args, fleet_module))
+            rows = [sdk_target(folder, args, fleet_module)]
+            for replicas in sorted({1, args.replicas}):
+                rows.append(gateway_target(config, replicas, args, fleet_module))
+                if args.baseline is not None:
+                    rows.append(gateway_target(config, replicas, args, fleet_module, args.baseline.resolve()))
     finally:
         if stop:
             subprocess.run(["bash", "-c", stop], check=False)

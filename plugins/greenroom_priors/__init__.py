@@ -2,9 +2,11 @@
 often each tool is used), kept in a profile store (SQLite by default, PostgreSQL for a
 fleet) and loaded into ``greenroom.ToolPriors`` at the start of every run. The profile-store
 contract (``ProfileStore``, ``StoreError``) and the ``greenroom_profile_stores`` hook that
-contributes stores belong to this plugin. With a store a fleet shares, each successful
-call is also written to a journal in the store as it happens (``greenroom_priors.journal``),
-so a process that dies loses none of the calls its clients saw succeed.
+contributes stores belong to this plugin. With a store a fleet shares, each run's
+successful calls are also checkpointed into a journal in the store every few seconds,
+behind the calls (``greenroom_priors.journal``), so a process that dies loses at most the
+last interval's calls; what a store that is down cannot take waits in the spool
+(``greenroom_priors.spool``) until it is back.
 """
 
 from greenroom_priors.config import PriorsConfig

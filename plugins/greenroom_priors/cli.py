@@ -1,5 +1,5 @@
 """``greenroom priors``: show, list, reset, export and import an agent's tool priors, and
-sweep the journal of calls.
+sweep the journal of calls and the spool.
 
 The store comes from ``--store URL``, else from the ``store`` key of
 ``[plugins.priors-persistence]`` in ``--config FILE``, else the default SQLite file.
@@ -27,6 +27,7 @@ from greenroom_priors.config import PriorsConfig
 from greenroom_priors.ewma import DocumentError, check_document, empty_document, utc_now
 from greenroom_priors.journal import SweepReport, fold_runs, has_journal
 from greenroom_priors.keys import KEY, NAME, STORE_KEY
+from greenroom_priors.spool import Spool
 from greenroom_priors.store import ProfileStore, StoreError
 from greenroom_priors.stores import (
     absolutize,
@@ -105,15 +106,16 @@ def _load(s: ProfileStore, agent: str) -> dict[str, Any]:
     return _load_counted(s, agent)[0]
 
 
-def _load_counted(s: ProfileStore, agent: str) -> tuple[dict[str, Any], dict[str, int] | None]:
+def _load_counted(s: ProfileStore, agent: str, spooled: bool = False) -> tuple[dict[str, Any], dict[str, int] | None]:
     """The agent's document and, from a store with a journal, the calls still in it
-    (read at one instant); None without a journal."""
+    (read at one instant); None without a journal. ``spooled``: the agent has calls in
+    the spool (no document yet is no error then)."""
     unfolded: dict[str, int] | None = None
     if has_journal(s):
         raw, unfolded = s.journal_counts(agent, KEY)
     else:
         raw = s.read(agent, KEY)
-    if raw is None and not unfolded:
+    if raw is None and not unfolded and not spooled:
         others = s.agents(KEY)
         hint = f" (agents with priors: {', '.join(others)})" if others else " (it holds no priors yet)"
         _fail(f"no priors for agent {agent!r} in {describe(s)}{hint}", code=1)
@@ -140,9 +142,16 @@ def show(
     config: ConfigOpt = None,
 ) -> None:
     """The agent's tools by learned probability: p, calls, last used (and, from a store
-    with a journal of calls, the calls still in it and the exact total)."""
-    with _open(store, config) as s:
-        doc, unfolded = _load_counted(s, agent)
+    with a journal of calls, the calls still in it and the exact total; and the calls that
+    wait in the spool for the store, which 'priors sweep' saves)."""
+    url = resolve_url(store, config)
+    spool = Spool(url)
+    spooled = spool.calls_of(agent)
+    if spooled:  # said first: also when the store cannot be read now
+        where = f"wait in the spool {spool.folder} (greenroom priors sweep saves them)"
+        typer.echo(f"{spooled} call(s) of {agent} {where}", err=True)
+    with _open(None, None, url) as s:
+        doc, unfolded = _load_counted(s, agent, bool(spooled))
         tools: dict[str, Any] = dict(doc["tools"])
         for name in unfolded or {}:
             tools.setdefault(name, {"p": None, "calls": 0, "last_used": None})
@@ -156,7 +165,7 @@ def show(
                     entry["journal"] = unfolded.get(entry["tool"], 0)
                     entry["total"] = entry["calls"] + entry["journal"]
             summary = {"agent": agent, "store": describe(s), "sessions": doc["sessions"], "updated": doc["updated"]}
-            typer.echo(json.dumps({**summary, "tools": entries}, indent=2))
+            typer.echo(json.dumps({**summary, "spooled": spooled, "tools": entries}, indent=2))
             return
         table = Table(
             title=escape(f"tool priors of {agent}: {doc['sessions']} session(s), {len(doc['tools'])} tool(s)"),
@@ -279,7 +288,8 @@ def sweep(
         typer.Option("--stale", min=0, help="Fold runs not written for this many seconds (default: journal_stale)."),
     ] = None,
 ) -> None:
-    """Fold the journal of runs whose process died (not written for journal_stale seconds)."""
+    """Save the runs that wait in the spool for the store, and fold the journal of runs
+    whose process died (not written for journal_stale seconds)."""
     if ctx.args:  # the config as an argument, as before --config: still taken, for a while
         if config is not None or len(ctx.args) > 1:
             _fail(f"unexpected argument(s) {' '.join(ctx.args)!r}: give the config once, with --config")
@@ -293,8 +303,14 @@ def sweep(
     settings = PriorsConfig(**{k: v for k, v in section.items() if k in {"min_smoothing", "journal_stale"}})
     after = settings.journal_stale if stale is None else stale
     with _open(None, None, url) as s:
+        spool = Spool(url)
+        runs, calls, _ = spool.replay(s)
+        saved = f"saved {runs} spooled run(s), {calls} call(s), from {spool.folder}" if runs else ""
+        if saved:
+            typer.echo(saved)
         if not has_journal(s):
-            _fail(f"{describe(s)} keeps no journal of calls: nothing to sweep")
+            if not saved:
+                _fail(f"{describe(s)} keeps no journal of calls: nothing to sweep (and nothing waits in its spool)")
             return
         now, where = utc_now(), describe(s)
 

@@ -89,7 +89,8 @@ class PriorsConfig:
         metadata={
             "description": (
                 "A store that cannot be used at run start or end: 'warn' logs, emits an event and "
-                "goes on with what is in memory (the defaults in a fresh runtime); 'raise' fails the run."
+                "goes on with what is in memory (the defaults in a fresh runtime; a run's calls that "
+                "could not be saved wait in the spool); 'raise' fails the run (its calls are spooled all the same)."
             )
         },
     )
@@ -98,12 +99,27 @@ class PriorsConfig:
         validator=_journal,
         metadata={
             "description": (
-                "Record each successful tool call in the store before its result goes back (a "
-                "journal of calls, folded into the priors when the run ends, or by a sweep when "
+                "Checkpoint each run's successful tool calls into the store as the run goes "
+                "(a journal of calls, folded into the priors when the run ends, or by a sweep when "
                 "its process died). 'auto': on for stores a fleet shares (postgresql), off for "
                 "sqlite and memory; true needs a store that keeps a journal."
             )
         },
+    )
+    checkpoint_every: float = attrs.field(
+        default=5.0,
+        validator=[_gt(0), _le(300)],
+        metadata={
+            "description": (
+                "Seconds between two checkpoints of the journal: the calls of open runs are written "
+                "behind them, and a process that dies loses at most the calls of the last interval."
+            )
+        },
+    )
+    checkpoint_calls: int = attrs.field(
+        default=100,
+        validator=[_ge(1), _le(100_000)],
+        metadata={"description": "A checkpoint comes sooner once this many calls wait for one."},
     )
     journal_stale: float = attrs.field(
         default=3600.0,

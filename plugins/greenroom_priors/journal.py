@@ -11,10 +11,11 @@ run, changes nothing: a call is never counted twice by the journal.
 Each row also says how much of it is already in the priors document (``folded``). A
 call is in exactly one place: in a row's ``calls - folded`` or in the document's
 ``calls``. When the run ends, its rows' unfolded calls are folded into the document
-and the rows deleted, in one transaction. Rows of runs that were not written for longer
+and the rows marked folded, in one transaction (kept, so a run saved again from the spool
+after a crash counts nothing twice). Rows of runs that were not written for longer
 than a bound (their process died) are folded by a sweep, which sets ``folded = calls``
 (keeping the rows, so a run that was only idle and writes again is counted from where
-the sweep stopped); such fully folded rows are forgotten after a much longer bound
+the sweep stopped); fully folded rows are forgotten after a much longer bound
 (``forget_after``).
 """
 
@@ -129,7 +130,8 @@ class JournalStore(ProfileStore, Protocol):
 
     def finish_run(self, agent_id: str, key: str, run_id: str, change: FinishChange) -> Doc | None:
         """In one transaction: the run's unfolded calls, ``change`` applied to the
-        document with them, the run's rows deleted. Returns what was written (None: nothing)."""
+        document with them, the run's rows marked folded. Returns what was written (None:
+        nothing). A repeat finds nothing unfolded: the run is not counted twice."""
 
     def sweep(self, key: str, stale_after: float, change: SweepChange) -> SweepReport:
         """Fold every run not written for ``stale_after`` seconds (one transaction per
@@ -154,6 +156,20 @@ def fold_runs(current: Doc | None, runs: Sequence[StaleRun], *, now: str, floor:
     for run in sorted(runs, key=lambda r: r.run_id):
         out = fold_document(out, run.observation(), now=now, floor=floor, where=where)
     return out
+
+
+def finish_change(observation: Observation, *, now: str, floor: float, where: str) -> FinishChange:
+    """The RunEnd fold: the run's presence and decay as without a journal, and as counts
+    the calls its journal rows still hold (none: a sweep, or an earlier save, folded them)."""
+
+    def change(current: Doc | None, unfolded: Mapping[str, int]) -> Doc | None:
+        if not unfolded:
+            return None
+        presence = {**{name: 1.0 for name in unfolded}, **observation.presence}
+        seen = Observation(presence=presence, counts=dict(unfolded), available=observation.available)
+        return fold_document(current, seen, now=now, floor=floor, where=where)
+
+    return change
 
 
 def exact_calls(store: JournalStore, agent_id: str, key: str) -> dict[str, int]:
@@ -181,6 +197,7 @@ __all__ = [
     "SweepReport",
     "ToolTally",
     "exact_calls",
+    "finish_change",
     "fold_runs",
     "forget_after",
     "has_journal",

@@ -117,8 +117,9 @@ class MemoryStore:
             new = change(copy.deepcopy(current) if current is not None else None, unfolded)
             if new is not None:
                 self._docs[(agent_id, key)] = copy.deepcopy(dict(new))
-            for k in mine:
-                del self._journal[k]
+            for k in mine:  # marked, not deleted: a repeat finds nothing to fold (the sweep forgets them)
+                row = self._journal[k]
+                row.folded, row.updated = row.calls, self.clock()
             return new
 
     def sweep(self, key: str, stale_after: float, change: SweepChange) -> SweepReport:

@@ -32,6 +32,8 @@ SCHEMA = (
     " updated_at timestamptz NOT NULL DEFAULT now(),"
     " PRIMARY KEY (agent_id, run_id, tool))",
     f"CREATE INDEX IF NOT EXISTS {JOURNAL}_updated_at ON {JOURNAL} (updated_at)",
+    # folded rows stay a day (a run saved again must find them): a sweep looks at the others
+    f"CREATE INDEX IF NOT EXISTS {JOURNAL}_unfolded ON {JOURNAL} (agent_id, run_id) WHERE calls > folded",
 )
 
 SWEEP_BATCH = 1000
@@ -48,8 +50,9 @@ _WRITE = (
 )
 
 _STALE = (
-    f"SELECT agent_id, run_id FROM {JOURNAL} GROUP BY agent_id, run_id"
-    " HAVING max(updated_at) < now() - make_interval(secs => %s) AND bool_or(calls > folded)"
+    f"SELECT agent_id, run_id FROM {JOURNAL} WHERE (agent_id, run_id) IN"
+    f" (SELECT agent_id, run_id FROM {JOURNAL} WHERE calls > folded)"
+    " GROUP BY agent_id, run_id HAVING max(updated_at) < now() - make_interval(secs => %s)"
     " ORDER BY agent_id, run_id LIMIT %s"
 )
 
@@ -75,21 +78,17 @@ def write(conn: Any, entries: Sequence[JournalEntry]) -> None:
         conn.execute(_WRITE, tuple(list(column) for column in zip(*rows, strict=True)))
 
 
-def take_run(conn: Any, agent_id: str, run_id: str) -> tuple[dict[str, int], list[str]]:
-    """Lock the run's rows: its unfolded calls per tool, and the tools it has rows for."""
+def take_run(conn: Any, agent_id: str, run_id: str) -> dict[str, int]:
+    """Lock the run's rows and mark them folded: its unfolded calls per tool."""
     rows = conn.execute(
         f"SELECT tool, calls - folded FROM {JOURNAL} WHERE agent_id = %s AND run_id = %s ORDER BY tool FOR UPDATE",
         (agent_id, run_id),
     ).fetchall()
-    return {tool: int(n) for tool, n in rows if n > 0}, [tool for tool, _ in rows]
-
-
-def drop_run(conn: Any, agent_id: str, run_id: str, tools: Sequence[str]) -> None:
-    """Delete the rows ``take_run`` locked (and no row written since)."""
     conn.execute(
-        f"DELETE FROM {JOURNAL} WHERE agent_id = %s AND run_id = %s AND tool = ANY(%s::text[])",
-        (agent_id, run_id, list(tools)),
+        f"UPDATE {JOURNAL} SET folded = calls, updated_at = now() WHERE agent_id = %s AND run_id = %s",
+        (agent_id, run_id),
     )
+    return {tool: int(n) for tool, n in rows if n > 0}
 
 
 def stale_runs(conn: Any, stale_after: float) -> dict[str, list[str]]:

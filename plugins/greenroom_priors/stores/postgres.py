@@ -197,11 +197,9 @@ class PostgresStore:
         def op(conn: Any) -> Mapping[str, Any] | None:
             with conn.transaction():
                 current = self._locked_doc(conn, agent_id, key)
-                unfolded, tools = pg_journal.take_run(conn, agent_id, run_id)
-                new = change(current, unfolded)
+                new = change(current, pg_journal.take_run(conn, agent_id, run_id))
                 if new is not None:
                     self._write_doc(conn, agent_id, key, new)
-                pg_journal.drop_run(conn, agent_id, run_id, tools)
             return new
 
         result: Mapping[str, Any] | None = self._call("save", op, retry=False)

@@ -16,19 +16,10 @@ from greenroom import AgentConfig, EventBus, Plugin, Runtime
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
 from greenroom_priors import MemoryStore, PriorsConfig, PriorsPlugin
-from greenroom_priors.plugin import forget_down_stores
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # for priors_testutil
 
-from priors_testutil import TOOLS, Events, postgres_url
-
-
-@pytest.fixture(autouse=True)
-def _no_remembered_store_failures() -> Iterator[None]:
-    """A store that failed is remembered for the process: not from one test to the next."""
-    forget_down_stores()
-    yield
-    forget_down_stores()
+from priors_testutil import TOOLS, Events, PgCtl, postgres_url
 
 
 @pytest.fixture
@@ -39,6 +30,19 @@ def anyio_backend() -> str:
 @pytest.fixture
 def pg_url() -> str:
     return postgres_url()
+
+
+@pytest.fixture
+def pg_ctl(pg_url: str) -> Iterator[PgCtl]:
+    """Stops and starts the test server (``.ci/postgres.sh``); leaves it running after."""
+    from greenroom_priors import PostgresStore
+
+    ctl = PgCtl.from_env()
+    yield ctl
+    try:
+        PostgresStore(pg_url).ping()
+    except Exception:
+        ctl.start()  # never leave the server down for the tests after this one
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
-"""The journal of calls in PostgreSQL (issue 26): concurrent runs in threads and processes
-count exactly; a process killed mid-calls leaves every call its client saw succeed in the
-journal, and a sweep folds them once; a server restart mid-run loses and doubles nothing.
+"""The journal of calls in PostgreSQL (issues 26, 37): concurrent runs in threads and
+processes count exactly; a process killed mid-calls leaves every call of its last
+checkpoint in the journal, and a sweep folds them once; a server stopped or restarted
+mid-run or between runs loses and doubles nothing.
 Counts are checked as ``exact_calls``: the document's calls plus the journal's unfolded
 calls, read in one statement."""
 
@@ -25,9 +26,8 @@ from greenroom import AgentConfig, EventBus, Runtime
 from greenroom.events import PluginWarning
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
-from greenroom_priors import KEY, PostgresStore, PriorsConfig, PriorsPlugin, ToolTally, exact_calls, health
+from greenroom_priors import KEY, PostgresStore, PriorsConfig, PriorsPlugin, ToolTally, exact_calls, keeper
 from greenroom_priors.journal import JournalEntry, PriorsSwept
-from greenroom_priors.plugin import forget_down_stores
 from greenroom_priors.stores import redact
 
 pytestmark = pytest.mark.anyio
@@ -69,7 +69,9 @@ def test_a_row_only_grows_so_a_repeated_write_counts_nothing_twice(store: Postgr
     doc = store.finish_run(agent_id, KEY, "r1", lambda current, counts: {"seen": dict(counts)})
     assert doc == {"seen": {"alpha": 2, "beta": 1}}
     assert store.journal_counts(agent_id, KEY) == ({"seen": {"alpha": 2, "beta": 1}}, {})
-    # a repeat of a RunEnd that landed finds nothing left to fold
+    # a repeat of a RunEnd that landed, its tallies written again first (a run saved again
+    # from the spool), finds nothing left to fold
+    store.journal([JournalEntry(agent_id, "r1", 3, {"alpha": ToolTally(2, 2), "beta": ToolTally(1, 1)})])
     assert store.finish_run(agent_id, KEY, "r1", lambda current, counts: {"again": dict(counts)}) == {"again": {}}
 
 
@@ -130,7 +132,7 @@ def test_concurrent_runs_in_threads_and_processes_count_exactly(pg_url: str, age
     s.close()
 
 
-async def test_concurrent_runs_of_one_gateway_share_commits_and_count_exactly(pg_url: str, agent_id: str) -> None:
+async def test_concurrent_runs_of_one_gateway_count_exactly(pg_url: str, agent_id: str) -> None:
     rt = runtime(pg_url, agent_id, on_store_error="raise")
     clients = [await ClientRun(rt).start() for _ in range(20)]
 
@@ -141,10 +143,9 @@ async def test_concurrent_runs_of_one_gateway_share_commits_and_count_exactly(pg
     async with anyio.create_task_group() as tg:
         for client in clients:
             tg.start_soon(calls, client)
+    await priors_of(rt).checkpoint()  # the 20 runs in one write
     s = PostgresStore(pg_url)
     assert exact_calls(s, agent_id, KEY) == unfolded(s, agent_id) == {"alpha": 60, "beta": 20, "gamma": 20}
-    commits = next(iter(priors_of(rt)._journal._batchers.values())).commits
-    assert commits < 100  # calls that queued behind a commit shared the next one
     for client in clients:
         await client.end()
     assert exact_calls(s, agent_id, KEY) == {"alpha": 60, "beta": 20, "gamma": 20} and unfolded(s, agent_id) == {}
@@ -174,10 +175,16 @@ class Stepped:
 
     def call(self, name: str) -> bool:
         """Whether the client saw the call succeed."""
+        return self._say(name) == f"ok {name}"
+
+    def checkpoint(self) -> None:
+        assert self._say("checkpoint") == "checkpointed"
+
+    def _say(self, line: str) -> str:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(name + "\n")
+        self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
-        return self._line() == f"ok {name}"
+        return self._line()
 
     def kill(self) -> None:
         os.kill(self.proc.pid, signal.SIGKILL)
@@ -196,16 +203,20 @@ async def test_a_killed_process_leaves_its_calls_and_a_sweep_folds_them_once(
         for name in ["alpha", "beta", "alpha", "alpha", "gamma", "beta", "alpha"]:
             if worker.call(name):
                 seen[agent][name] = seen[agent].get(name, 0) + 1
+        worker.checkpoint()  # as every checkpoint_every seconds
+        assert worker.call("beta")  # its checkpoint may or may not come before the kill
         worker.kill()  # mid-run: RunEnd never comes
-        assert exact_calls(store, agent, KEY) == seen[agent] == unfolded(store, agent)
-    assert seen[a] == {"alpha": 4, "beta": 2, "gamma": 1}
+        kept = exact_calls(store, agent, KEY)
+        assert kept == unfolded(store, agent) and kept in (seen[agent], {**seen[agent], "beta": 3})
+        seen[agent] = kept
+    assert seen[a]["alpha"] == 4 and seen[a]["gamma"] == 1
 
     # what `priors show` says of it meanwhile: nothing folded, all of it in the journal
     cli = plugin_cli(PriorsPlugin())
     shown = CliRunner().invoke(cli, ["priors", "show", a, "--json", "--store", pg_url])
     assert shown.exit_code == 0, shown.output
     totals = {t["tool"]: (t["calls"], t["journal"], t["total"]) for t in json.loads(shown.output)["tools"]}
-    assert totals == {"alpha": (0, 4, 4), "beta": (0, 2, 2), "gamma": (0, 1, 1)}
+    assert totals == {name: (0, n, n) for name, n in seen[a].items()}
 
     # a run start of any process sweeps (here every time, and runs count as stale at once)
     rt = runtime(pg_url, "sweeper", events, journal_stale=TINY, sweep_every=0)
@@ -221,11 +232,12 @@ async def test_a_killed_process_leaves_its_calls_and_a_sweep_folds_them_once(
     # a third process dies; `greenroom priors sweep` folds it; a second sweep finds nothing
     worker = Stepped(pg_url, a)
     assert worker.call("gamma") and worker.call("gamma")
+    worker.checkpoint()
     worker.kill()
     for _ in range(2):
         swept = CliRunner().invoke(cli, ["priors", "sweep", "--store", pg_url, "--stale", "0"])
         assert swept.exit_code == 0 and "swept postgresql://" in swept.output, swept.output
-        assert exact_calls(store, a, KEY) == {"alpha": 4, "beta": 2, "gamma": 3}
+        assert exact_calls(store, a, KEY) == {**seen[a], "gamma": 3}
     doc = store.read(a, KEY)
     assert doc is not None and doc["sessions"] == 2 and unfolded(store, a) == {}
 
@@ -247,16 +259,6 @@ def test_rows_of_swept_runs_are_forgotten_only_long_after(store: PostgresStore, 
     )
 
 
-@pytest.fixture
-def pg_ctl(pg_url: str) -> Iterator[PgCtl]:
-    ctl = PgCtl.from_env()
-    yield ctl
-    try:
-        PostgresStore(pg_url).ping()
-    except Exception:
-        ctl.start()  # never leave the server down for the tests after this one
-
-
 async def test_a_server_stopped_and_started_mid_run_loses_and_doubles_nothing(
     pg_url: str, store: PostgresStore, agent_id: str, events: Events, pg_ctl: PgCtl
 ) -> None:
@@ -265,20 +267,23 @@ async def test_a_server_stopped_and_started_mid_run_loses_and_doubles_nothing(
     client = await ClientRun(rt).start()
     assert not (await client.call("alpha")).is_error
     assert not (await client.call("alpha")).is_error
+    await plugin.checkpoint()
     [ready] = await plugin.greenroom_readiness(runtime=rt) or []
     assert ready.ready and ready.name == f"priors store {redact(pg_url)}"
     pg_ctl.stop()
     for name in ("alpha", "beta", "beta"):
         assert not (await client.call(name)).is_error  # calls go on
+        await plugin.checkpoint()  # each fails: the run's counts go to the spool
     warnings = [e.message for e in events.of(PluginWarning)]
-    assert len(warnings) == 1 and "the call stands" in warnings[0]  # said once
+    assert len(warnings) == 1 and f"is down: 1 call(s) of agent {agent_id!r} spooled in" in warnings[0]  # said once
+    assert priors_of(rt)._stores[pg_url].spool.calls_of(agent_id) == 3
     [down] = await plugin.greenroom_readiness(runtime=rt) or []
     assert not down.ready and pg_url.split("@")[0].split(":")[-1] not in down.detail  # no password
     pg_ctl.start()
-    forget_down_stores()  # RETRY_AFTER has passed
+    assert not (await client.call("gamma")).is_error
+    await plugin.checkpoint()  # the store is back: writes what the run counted
     [up] = await plugin.greenroom_readiness(runtime=rt) or []
     assert up.ready
-    assert not (await client.call("gamma")).is_error  # writes what was kept, with its own
     assert unfolded(store, agent_id) == {"alpha": 3, "beta": 2, "gamma": 1}
     await client.end()
     assert exact_calls(store, agent_id, KEY) == {"alpha": 3, "beta": 2, "gamma": 1}
@@ -286,10 +291,42 @@ async def test_a_server_stopped_and_started_mid_run_loses_and_doubles_nothing(
     await rt.aclose()
 
 
+async def test_thirty_calls_across_a_stop_and_start_are_thirty(
+    pg_url: str, store: PostgresStore, agent_id: str, pg_ctl: PgCtl
+) -> None:
+    # a gateway's calls, the server stopped after 10 and started again after 20; the runs
+    # end while it is still taken for down (within RETRY_AFTER): nothing waits for it, the
+    # runs go to the spool, and the next runtime to start a run (here, or in the next
+    # process) saves them
+    rt = runtime(pg_url, agent_id, checkpoint_calls=4)
+    first, second = await ClientRun(rt).start(), await ClientRun(rt).start()
+    names = ["alpha", "beta", "gamma"]
+    for i in range(10):
+        assert not (await (first, second)[i % 2].call(names[i % 3])).is_error
+    pg_ctl.stop()
+    for i in range(10, 20):
+        assert not (await (first, second)[i % 2].call(names[i % 3])).is_error
+    await priors_of(rt).checkpoint()  # fails: spooled
+    pg_ctl.start()
+    for i in range(20, 30):
+        assert not (await (first, second)[i % 2].call(names[i % 3])).is_error
+    await first.end()
+    await second.end()
+    await rt.aclose()
+    assert sum(exact_calls(store, agent_id, KEY).values()) < 30  # some of them wait in the spool
+    later = runtime(pg_url, agent_id)
+    await (await ClientRun(later).start()).end()
+    await later.aclose()
+    assert exact_calls(store, agent_id, KEY) == {"alpha": 10, "beta": 10, "gamma": 10}
+    assert unfolded(store, agent_id) == {}
+    doc = store.read(agent_id, KEY)
+    assert doc is not None and doc["sessions"] == 2
+
+
 def test_a_restart_amid_a_stream_of_calls_leaves_exact_counts(
     pg_url: str, store: PostgresStore, agent_id: str, pg_ctl: PgCtl, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(health, "RETRY_AFTER", 0.0)  # a failed store is tried again at the next call
+    monkeypatch.setattr(keeper, "RETRY_AFTER", 0.0)  # a failed store is tried again at the next checkpoint
     before, after = threading.Event(), threading.Event()
     seen: dict[str, int] = {}
     errors: list[BaseException] = []
@@ -298,7 +335,7 @@ def test_a_restart_amid_a_stream_of_calls_leaves_exact_counts(
 
     def stream() -> None:
         async def main() -> None:
-            rt = runtime(pg_url, agent_id, events)
+            rt = runtime(pg_url, agent_id, events, checkpoint_calls=3)
             client = await ClientRun(rt).start()
             names = ["alpha", "beta", "gamma"]
             i = extra = 0
@@ -327,7 +364,7 @@ def test_a_restart_amid_a_stream_of_calls_leaves_exact_counts(
     worker.join(300)
     assert not errors, errors
     assert sum(seen.values()) >= 40
-    # the writes that met the restart failed (the calls stood), said once for the outage
+    # the checkpoints that met the restart failed (the calls stood), said once for the outage
     assert len(events.of(PluginWarning)) <= 1
     assert exact_calls(store, agent_id, KEY) == seen
     assert unfolded(store, agent_id) == {}

@@ -163,6 +163,10 @@ class SilentServer:
             self.accepted.append(conn)
 
     def close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() that close alone leaves waiting
+        except OSError:
+            pass
         self.sock.close()
         for conn in self.accepted:
             conn.close()
@@ -183,32 +187,38 @@ async def test_a_silent_postgres_costs_one_connect_wait_for_two_runs(
     pytest.importorskip("psycopg")
     # psycopg's smallest connect timeout is 2 s; sslmode/gssencmode off: one connection an attempt
     url = f"postgresql://bob@127.0.0.1:{silent.port}/db?connect_timeout=2&sslmode=disable&gssencmode=disable"
+    rt = build([*SCRIPT_3_STEPS, *SCRIPT_3_STEPS], config=PriorsConfig(store=url))
     with anyio.fail_after(3 * BOUND):
-        for _ in range(2):  # two runtimes of one process: the failure is remembered for it
-            outcome = await build(SCRIPT_3_STEPS, config=PriorsConfig(store=url)).session().run("hi")
+        for _ in range(2):  # two runs of one runtime: the failure is remembered by its store
+            outcome = await rt.session().run("hi")
             assert outcome.stop_reason == "final"
     assert len(silent.accepted) == 1  # one connect attempt in all: not one per run start and end
     assert [e.source for e in events.of(PriorsLoaded)] == ["defaults", "defaults"]
     messages = [e.message for e in events.of(PluginWarning)]
-    # start, the journal (once for the process: the outage was reported), end; start, end
-    assert len(messages) == 5 and all("not retried yet" in m for m in messages[1:])
-    assert sum("journaling a tool call" in m for m in messages) == 1
+    # start, end; start, end: no call waited on the store or said anything
+    assert len(messages) == 4 and all("not retried yet" in m for m in messages[1:])
+    assert all("spooled in" in m for m in messages[1::2])
 
 
 async def test_a_down_store_is_tried_again_after_the_interval(
     build: Callable[..., Runtime], events: Events, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from greenroom_priors import health
+    from greenroom_priors import keeper
 
     path = tmp_path / "later.sqlite3"
     path.mkdir()  # a directory where the file should be: fails at run start
     url = f"sqlite://{path}"
-    await build(SCRIPT_3_STEPS, config=PriorsConfig(store=url)).session().run("one")
+    rt = build([*SCRIPT_3_STEPS] * 3, config=PriorsConfig(store=url))
+    await rt.session().run("one")
     path.rmdir()
-    await build(SCRIPT_3_STEPS, config=PriorsConfig(store=url)).session().run("two")
+    await rt.session().run("two")
     assert not path.exists()  # within the interval: neither run start nor run end tried it
-    now = health.monotonic()
-    monkeypatch.setattr(health, "monotonic", lambda: now + health.RETRY_AFTER + 1)
-    await build(SCRIPT_3_STEPS, config=PriorsConfig(store=url)).session().run("three")
-    assert path.is_file()  # tried again, and saved
+    now = keeper.monotonic()
+    monkeypatch.setattr(keeper, "monotonic", lambda: now + keeper.RETRY_AFTER + 1)
+    await rt.session().run("three")
+    assert path.is_file()  # tried again, and saved: the two runs it could not take, then this one
     assert [e.source for e in events.of(PriorsLoaded)][-1].startswith("sqlite://")
+    store = SqliteStore.from_url(url)
+    doc = store.read("agent", KEY)
+    store.close()
+    assert doc is not None and doc["sessions"] == 3 and doc["tools"]["alpha"]["calls"] == 6

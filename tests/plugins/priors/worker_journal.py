@@ -4,7 +4,8 @@
 in CALLS (comma-separated) in turn, then ended; prints the successful calls.
 ``worker_journal.py URL AGENT stepped``: one client run that makes one call per line
 read from standard input (a tool name) and prints ``ok NAME`` once its result is back
-(what a client would see); it never ends its run (the test kills it).
+(what a client would see), or, for the line ``checkpoint``, checkpoints (as the interval
+would) and prints ``checkpointed``; it never ends its run (the test kills it).
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ async def stepped(url: str, agent: str) -> None:
     print("started", flush=True)
     for line in sys.stdin:
         name = line.strip()
+        if name == "checkpoint":
+            plugin = next(p for p in rt.host.pm.get_plugins() if isinstance(p, PriorsPlugin))
+            await plugin.checkpoint()
+            print("checkpointed", flush=True)
+            continue
         result = await client.call(name)
         print(f"{'error' if result.is_error else 'ok'} {name}", flush=True)
 
