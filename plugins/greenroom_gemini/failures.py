@@ -6,6 +6,8 @@
   (``RESOURCE_EXHAUSTED``) are the detail, and the wait a 429 asks for is read from
   ``Retry-After`` or from the error's ``RetryInfo`` detail (``"retryDelay": "13s"``);
 - ``UnknownApiResponseError`` (an event that is not JSON): an unusable response;
+- an answer nested too deeply for Python's JSON reader (arguments a model nested past
+  about 1,000 levels): a malformed call, so the model is asked again;
 - the transport's own errors (``httpx`` / ``httpx2``, or ``aiohttp`` where the SDK uses
   it): a read that waited too long is a timeout, a refused, reset or cut connection a
   connection error; both are retried.
@@ -22,6 +24,7 @@ from greenroom import (
     ProviderError,
     ProviderResponseError,
     ProviderTimeoutError,
+    ProviderToolCallError,
     error_for_status,
     parse_retry_after,
 )
@@ -49,6 +52,8 @@ def translate(exc: Exception, sdk: Any, model: str, timeout: float) -> ProviderE
             model=model,
             endpoint=where,
         )
+    if isinstance(exc, RecursionError):
+        return too_deep(model)
     if isinstance(exc, getattr(errors, "UnknownApiResponseError", ())):
         return ProviderResponseError(PROVIDER, str(exc)[:500], model=model, endpoint=where)
     if _is(exc, ("httpx", "httpx2"), "TimeoutException"):
@@ -56,6 +61,13 @@ def translate(exc: Exception, sdk: Any, model: str, timeout: float) -> ProviderE
     if _is(exc, ("httpx", "httpx2"), "TransportError") or _is(exc, ("aiohttp",), "ClientError"):
         return ProviderConnectionError(PROVIDER, f"{type(exc).__name__}: {exc}", model=model, endpoint=where)
     return None
+
+
+def too_deep(model: str) -> ProviderToolCallError:
+    """An answer that cannot be read: nested past the recursion limit (``RecursionError``)."""
+    return ProviderToolCallError(
+        PROVIDER, "the answer is nested too deeply to read (a function call's arguments, most likely)", model=model
+    )
 
 
 def detail(exc: Any) -> str:
@@ -105,4 +117,4 @@ def _is(exc: Exception, modules: tuple[str, ...], name: str) -> bool:
     return any(c.__name__ == name and c.__module__.split(".")[0] in modules for c in type(exc).__mro__)
 
 
-__all__ = ["detail", "endpoint", "retry_after", "translate"]
+__all__ = ["detail", "endpoint", "retry_after", "too_deep", "translate"]

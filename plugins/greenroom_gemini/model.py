@@ -27,7 +27,7 @@ from greenroom import (
     ProviderResponseError,
 )
 from greenroom.kit import import_sdk, without_lone_surrogates
-from greenroom_gemini.failures import translate
+from greenroom_gemini.failures import too_deep, translate
 from greenroom_gemini.limit import DeclarationLimit
 from greenroom_gemini.request import contents, declaration, system_instruction
 from greenroom_gemini.response import read_response
@@ -125,6 +125,8 @@ class GeminiModel(ProviderModel):
         if isinstance(raw, str):
             try:
                 return json.loads(raw)
+            except RecursionError:
+                raise too_deep(self.model) from None
             except ValueError as exc:
                 if raw.lstrip().startswith(("{", "[")):
                     raise ProviderResponseError(
