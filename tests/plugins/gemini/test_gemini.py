@@ -49,7 +49,6 @@ ADD = ToolDescriptor(
 )
 NOW = ToolDescriptor("now", "The current time.")
 OK = gemini_response([{"text": "ok"}])
-PATH = "/v1/models/gemini-test:generateContent"
 
 
 def request() -> ModelRequest:
@@ -228,7 +227,7 @@ async def test_errors_carry_status_and_the_apis_message(
     assert isinstance(error.value, ModelError)
     assert (error.value.status, error.value.attempts) == (500, 2)
     assert str(error.value) == (
-        f"gemini:gemini-test: HTTP 500 from {server.url}{PATH} after 2 attempts: "
+        f"gemini:gemini-test: HTTP 500 from {server.url}{server.requests[0].path} after 2 attempts: "
         "An internal error has occurred. (INTERNAL)"
     )
 
@@ -328,3 +327,16 @@ def test_missing_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_model_name_is_required() -> None:
     with pytest.raises(ConfigError, match="gemini:MODEL"):
         make_gemini_model("", {})
+
+
+def test_the_provider_is_an_installed_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    from greenroom.plugins.discovery import discover
+
+    record = {r.name: r for r in discover()}["gemini"]
+    assert record.cls is GeminiProvider and record.failure is None
+    assert GeminiProvider.unusable() is None
+    monkeypatch.setitem(sys.modules, "google.genai", None)
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
+    assert GeminiProvider.unusable() == (
+        "the gemini provider needs the 'google.genai' package: pip install 'greenroom[gemini]'"
+    )

@@ -160,12 +160,11 @@ def test_inject_adds_found_tools_to_the_declarations(tmp_path: Path, server: Fak
     [
         (
             Reply(500, gemini_error(500, "An internal error has occurred.", "INTERNAL")),
-            "gemini:gemini-3-flash: HTTP 500 from {url}/v1/models/gemini-3-flash:generateContent: "
-            "An internal error has occurred. (INTERNAL)",
+            "gemini:gemini-3-flash: HTTP 500 from {url}{path}: An internal error has occurred. (INTERNAL)",
         ),
         (
             Reply(400, gemini_error(400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT")),
-            "gemini:gemini-3-flash: HTTP 400 from {url}/v1/models/gemini-3-flash:generateContent: "
+            "gemini:gemini-3-flash: HTTP 400 from {url}{path}: "
             "API key not valid. Please pass a valid API key. (INVALID_ARGUMENT)",
         ),
     ],
@@ -177,7 +176,9 @@ def test_provider_errors_reach_the_user_as_one_clean_line(
     server.push(reply)
     result = invoke("run", str(write_config(tmp_path, server, max_retries=0)), "hi", "-q")
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert expected.format(url=server.url) in " ".join(result.output.split())
+    path = server.requests[0].path  # /{the SDK's API version}/models/gemini-3-flash:generateContent
+    assert path.endswith("/models/gemini-3-flash:generateContent")
+    assert expected.format(url=server.url, path=path) in " ".join(result.output.split())
 
 
 def test_timeouts_and_missing_keys_are_clean_errors(

@@ -40,7 +40,8 @@ async def test_a_404_at_a_wrong_base_url_names_the_endpoint(
     with pytest.raises(ProviderRequestError) as info:
         await make_gemini(max_retries=0).complete(REQUEST)
     message = str(info.value)
-    assert f"HTTP 404 from {server.url}/v1/models/gemini-test:generateContent" in message
+    path = server.requests[0].path
+    assert path.endswith("/models/gemini-test:generateContent") and f"HTTP 404 from {server.url}{path}" in message
     assert message.endswith(": 404 page not found")
 
 
