@@ -71,6 +71,9 @@ if TYPE_CHECKING:
     from greenroom.providers.base import ProviderModel as ProviderModel
     from greenroom.providers.errors import ProviderConnectionError as ProviderConnectionError
     from greenroom.providers.errors import ProviderError as ProviderError
+    from greenroom.providers.errors import ProviderResponseError as ProviderResponseError
+    from greenroom.providers.errors import ProviderTimeoutError as ProviderTimeoutError
+    from greenroom.providers.errors import ProviderToolCallError as ProviderToolCallError
     from greenroom.providers.errors import error_for_status as error_for_status
     from greenroom.providers.options import ProviderOptions as ProviderOptions
     from greenroom.providers.options import parse_provider_options as parse_provider_options
@@ -81,6 +84,7 @@ if TYPE_CHECKING:
     from greenroom.run.context import RunContext as RunContext
     from greenroom.run.context import RunKind as RunKind
     from greenroom.run.context import RunOutcome as RunOutcome
+    from greenroom.run.context import current_run as current_run
     from greenroom.run.driver import Run as Run
     from greenroom.run.policy import HiddenBy as HiddenBy
     from greenroom.run.policy import HideReason as HideReason
@@ -173,6 +177,9 @@ _EXPORTS: dict[str, str] = {
     "ProviderModel": "greenroom.providers.base",
     "ProviderConnectionError": "greenroom.providers.errors",
     "ProviderError": "greenroom.providers.errors",
+    "ProviderResponseError": "greenroom.providers.errors",
+    "ProviderTimeoutError": "greenroom.providers.errors",
+    "ProviderToolCallError": "greenroom.providers.errors",
     "error_for_status": "greenroom.providers.errors",
     "ProviderOptions": "greenroom.providers.options",
     "parse_provider_options": "greenroom.providers.options",
@@ -183,6 +190,7 @@ _EXPORTS: dict[str, str] = {
     "RunContext": "greenroom.run.context",
     "RunKind": "greenroom.run.context",
     "RunOutcome": "greenroom.run.context",
+    "current_run": "greenroom.run.context",
     "Run": "greenroom.run.driver",
     "RunStream": "greenroom.run.streaming",
     "HiddenBy": "greenroom.run.policy",

@@ -4,9 +4,11 @@
 its events). The kit holds the helpers behind greenroom's own plugins: token counts of
 definitions and their per-catalog costs, memos and on-disk caches keyed by a catalog's
 digest, the query grammar's pieces, tool-name globs, safe files, bounded JSON arguments,
-the CLI's live view, and ``McpRequest`` (what the MCP request hooks are given). They are
-public and kept stable like the rest, but a plugin needs none of them to work. Names load
-on first use, like ``greenroom``'s.
+the CLI's live view, ``McpRequest`` (what the MCP request hooks are given), and what the
+model providers share (the history with every tool call answered, stable system sections
+first, a call's arguments read, text UTF-8 can encode, the SDK imported when first
+needed). They are public and kept stable like the rest, but a plugin needs none of them
+to work. Names load on first use, like ``greenroom``'s.
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ if TYPE_CHECKING:
     from greenroom._support.storage import write_json_atomic as write_json_atomic
     from greenroom.cli.live import LiveView as LiveView
     from greenroom.mcp.observe import McpRequest as McpRequest
+    from greenroom.providers._messages import ordered_system as ordered_system
+    from greenroom.providers._messages import paired_messages as paired_messages
+    from greenroom.providers._messages import parse_arguments as parse_arguments
+    from greenroom.providers._messages import without_lone_surrogates as without_lone_surrogates
+    from greenroom.providers.options import import_sdk as import_sdk
+    from greenroom.providers.options import missing_sdk as missing_sdk
     from greenroom.search import keyword_search as keyword_search
     from greenroom.search import normalize_term as normalize_term
     from greenroom.search import passes_required as passes_required
@@ -104,6 +112,12 @@ _EXPORTS: dict[str, str] = {
     "public_url": "greenroom._support.redact",
     "McpRequest": "greenroom.mcp.observe",
     "redact_known": "greenroom._support.redact",
+    "ordered_system": "greenroom.providers._messages",
+    "paired_messages": "greenroom.providers._messages",
+    "parse_arguments": "greenroom.providers._messages",
+    "without_lone_surrogates": "greenroom.providers._messages",
+    "import_sdk": "greenroom.providers.options",
+    "missing_sdk": "greenroom.providers.options",
 }
 """Every kit name -> the module that defines it (``module:attribute`` when renamed)."""
 

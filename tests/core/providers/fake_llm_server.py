@@ -1,4 +1,4 @@
-"""A local HTTP server that speaks the OpenAI and Anthropic wire formats, for tests.
+"""A local HTTP server that speaks the OpenAI, Anthropic and Gemini wire formats, for tests.
 
 It records every request (raw bytes, parsed JSON, headers) and answers from a queue of
 scripted replies, or from a responder function when the queue is empty. A reply can be
@@ -9,7 +9,9 @@ disconnect (that is how a test sees that cancellation really closed the HTTP cal
 The JSON bodies follow the official API references: ``chat.completion`` objects
 (choices / message / tool_calls / usage with ``prompt_tokens_details``), Responses API
 ``response`` objects, Anthropic ``message`` objects (content blocks, usage with the
-cache fields) and both providers' error envelopes.
+cache fields), Gemini ``GenerateContentResponse`` objects (candidates / content / parts,
+``usageMetadata`` with the cached and thinking counts; each one event of a
+``streamGenerateContent?alt=sse`` stream) and each provider's error envelope.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import attrs
 
 OPENAI_KEY_ENV = "GREENROOM_TEST_OPENAI_KEY"
 ANTHROPIC_KEY_ENV = "GREENROOM_TEST_ANTHROPIC_KEY"
+GEMINI_KEY_ENV = "GREENROOM_TEST_GEMINI_KEY"
 HANG_LIMIT = 10.0  # seconds a hanging handler waits at most, so no thread outlives a test run
 
 
@@ -335,6 +338,57 @@ def anthropic_message(
 
 def anthropic_error(type_: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": type_, "message": message}, "request_id": "req_test"}
+
+
+def gemini_response(
+    parts: Sequence[dict[str, Any]],
+    *,
+    prompt_tokens: int = 100,
+    cached_tokens: int = 0,
+    output_tokens: int = 10,
+    thoughts_tokens: int = 0,
+    finish_reason: str | None = "STOP",
+) -> dict[str, Any]:
+    """A ``GenerateContentResponse`` as the Gemini API reference documents it (one
+    candidate; ``finish_reason=None`` for an event in the middle of a stream)."""
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": list(parts)}, "index": 0}
+    if finish_reason is not None:
+        candidate["finishReason"] = finish_reason
+    usage: dict[str, Any] = {
+        "promptTokenCount": prompt_tokens,
+        "candidatesTokenCount": output_tokens,
+        "totalTokenCount": prompt_tokens + output_tokens + thoughts_tokens,
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt_tokens}],
+    }
+    if cached_tokens:
+        usage["cachedContentTokenCount"] = cached_tokens
+    if thoughts_tokens:
+        usage["thoughtsTokenCount"] = thoughts_tokens
+    return {
+        "candidates": [candidate],
+        "usageMetadata": usage,
+        "modelVersion": "gemini-test",
+        "responseId": "resp-test",
+    }
+
+
+def gemini_call(name: str, args: Any, call_id: str | None = None, signature: str | None = None) -> dict[str, Any]:
+    """A ``functionCall`` part (Gemini 3 gives ids and a signature on a step's first call)."""
+    call: dict[str, Any] = {"name": name, "args": args}
+    if call_id is not None:
+        call["id"] = call_id
+    part: dict[str, Any] = {"functionCall": call}
+    if signature is not None:
+        part["thoughtSignature"] = signature
+    return part
+
+
+def gemini_error(code: int, message: str, status: str, details: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """Google's error envelope (``google.rpc.Status`` as JSON)."""
+    error: dict[str, Any] = {"code": code, "message": message, "status": status}
+    if details:
+        error["details"] = list(details)
+    return {"error": error}
 
 
 # ----------------------------------------------------------------------------- raw bytes
