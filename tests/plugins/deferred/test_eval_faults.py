@@ -93,11 +93,6 @@ def test_a_gold_tool_with_an_invalid_schema_is_left_out(tmp_path: Path) -> None:
     assert plan.settings.left_out == ("broken",)
 
 
-@pytest.mark.xfail(
-    raises=AttributeError,
-    strict=False,
-    reason="waits for the runtime fix of issue 36 item 2 (an observer beside an invalid schema)",
-)
 def test_an_evaluation_runs_beside_a_tool_with_an_invalid_schema(tmp_path: Path) -> None:
     tools, tasks = write_catalog(tmp_path)
     with tools.open("a") as fh:
