@@ -41,7 +41,7 @@ from greenroom import ModelRequest, Plugin, ToolDescriptor, make_plugin_host, to
 from greenroom.config import AgentConfig
 from greenroom.models import ModelResponse
 from greenroom.providers.scripted import PolicyModel, turn_from_record
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools import Tool, ToolCallContext, ToolResult
 
 

@@ -25,10 +25,10 @@ from scale_catalog import SEED, Catalog, misspell, queries, write_config
 
 from greenroom import ModelRequest, ToolCallContext, count_tokens, tool
 from greenroom import events as ev
-from greenroom.build.compose import build_runtime
+from greenroom.compose.build import build_runtime
 from greenroom.models import ModelResponse
 from greenroom.providers.scripted import turn_from_record
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 
 Policy = Callable[[ModelRequest], dict[str, Any]]
 STRATEGIES = ("dispatch", "inject", "native")

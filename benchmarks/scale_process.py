@@ -154,7 +154,7 @@ def session_start(config: Path, repeat: int, *, searches: bool = False) -> dict[
 REBUILD = """
 import gc, json, sys, time
 import anyio
-from greenroom.build.compose import build_runtime
+from greenroom.compose.build import build_runtime
 
 async def session(rt):
     try:

@@ -30,7 +30,7 @@ from rich.table import Table
 from greenroom import events as ev
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import PolicyModel
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools.catalog import load_catalog
 from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
 from greenroom_deferred.bench.replay import session_policy

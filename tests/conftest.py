@@ -16,7 +16,7 @@ from gr_testutil import HOME_PREFIX, sweep_stale_homes
 
 from greenroom.plugins.discovery import Plugin, make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools import Tool
 
 _HOME: list[str] = []

@@ -20,7 +20,7 @@ import attrs
 
 from greenroom import Event, ModelRequest, Plugin, RunContext, ToolDescriptor, build_runtime, hookimpl
 from greenroom.providers.scripted import ScriptedModel
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 
 HERE = Path(__file__).resolve().parent / "core" / "policy"  # the matrix's tools, catalogs and server
 MARKER = "XYZZY-SECRET"

@@ -14,9 +14,9 @@ import anyio
 import pytest
 from gr_testutil import DATASETS
 
-from greenroom.build.check import check_config
-from greenroom.build.compose import build_runtime
-from greenroom.build.findings import Level
+from greenroom.compose.build import build_runtime
+from greenroom.compose.check import check_config
+from greenroom.compose.findings import Level
 
 needs_datasets = pytest.mark.skipif(not DATASETS.exists(), reason="../shared/datasets not present")
 

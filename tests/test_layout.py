@@ -5,7 +5,8 @@
 - Plugins import only the public ``greenroom`` namespace and ``greenroom.kit`` (what a
   third-party plugin has), and never each other.
 - No module is over 400 lines, and no import cycle exists among modules' import-time
-  imports (imports under ``TYPE_CHECKING`` and inside functions do not run at import).
+  imports (imports under ``TYPE_CHECKING`` and inside functions do not run at import);
+  counting the imports for types too, no knot ties more than three modules together.
 """
 
 from __future__ import annotations
@@ -121,12 +122,15 @@ def test_no_module_over_the_limit(base: Path) -> None:
     assert not long, "\n".join(long)
 
 
-def _runtime_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Imports that run when the module is imported: top level, not under TYPE_CHECKING."""
+def _runtime_imports(tree: ast.Module, types: bool = False) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Imports that run when the module is imported: top level, not under TYPE_CHECKING
+    (with ``types``, those under TYPE_CHECKING too)."""
     for node in tree.body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        elif isinstance(node, ast.If) and not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+        elif isinstance(node, ast.If) and (
+            types or not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+        ):
             for sub in node.body + node.orelse:
                 if isinstance(sub, ast.Import | ast.ImportFrom):
                     yield sub
@@ -136,14 +140,14 @@ def _runtime_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
                     yield sub
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(types: bool = False) -> dict[str, set[str]]:
     known: dict[str, Path] = {}
     for base in (CORE, *[p for p in PLUGINS.iterdir() if (p / "__init__.py").exists()]):
         known.update(modules(base))
     graph: dict[str, set[str]] = {name: set() for name in known}
     for name, path in known.items():
         is_package = path.name == "__init__.py"
-        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8")), types):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -201,6 +205,17 @@ def test_no_import_cycle() -> None:
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
+MAX_KNOT = 3
+"""Most modules that may name each other round in a circle, imports for types included."""
+
+
+def test_no_knot_of_more_than_three_modules_even_for_types() -> None:
+    # a type-only import is a dependency a reader follows too: a knot of many modules
+    # means none of them can be understood, or changed, alone
+    knots = [c for c in cycles(import_graph(types=True)) if len(c) > MAX_KNOT]
+    assert not knots, "knots:\n" + "\n".join(" <-> ".join(c) for c in knots)
+
+
 MAX_MODULES_PER_PACKAGE = 15
 """A package that would hold more splits into a package of its own, a level down."""
 
@@ -218,10 +233,11 @@ def test_no_package_holds_more_than_the_cap(base: Path) -> None:
 LOWER_LAYERS = {
     # package -> the greenroom packages and top-level modules it must never import, at any
     # time (type-only imports included): read bottom-up, each layer makes sense alone
-    "_support": {"run", "runtime", "build", "serve", "cli", "plugins", "mcp", "providers", "session", "tools"},
-    "tools": {"run", "runtime", "build", "serve", "cli", "plugins", "mcp", "providers", "session"},
-    "tokens": {"run", "runtime", "build", "serve", "cli", "plugins", "mcp", "providers", "session"},
-    "events": {"run", "runtime", "build", "serve", "cli", "mcp", "providers", "session"},
+    "_support": {"run", "compose", "serve", "cli", "plugins", "mcp", "providers", "tools"},
+    "tools": {"run", "compose", "serve", "cli", "plugins", "mcp", "providers"},
+    "tokens": {"run", "compose", "serve", "cli", "plugins", "mcp", "providers"},
+    "events": {"run", "compose", "serve", "cli", "mcp", "providers"},
+    "plugins": {"run", "compose", "serve", "cli", "mcp", "providers"},
 }
 
 
@@ -259,6 +275,6 @@ def test_only_the_run_package_reaches_inside_a_run_context() -> None:
             if path.is_relative_to(CORE / "run"):
                 continue
             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                if "ctx._runtime" in line or "ctx._session" in line:
+                if "ctx._parts" in line or "ctx._scoping" in line or "ctx._session" in line:
                     bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
     assert not bad, "\n".join(bad)

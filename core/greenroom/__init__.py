@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     # `X as X` marks a re-export for strict type checkers (mypy --no-implicit-reexport,
     # pyright on a py.typed package); a name exported under another one is imported
     # privately and assigned at the end.
-    from greenroom.build.compose import abuild_runtime as abuild_runtime
-    from greenroom.build.compose import build_runtime as build_runtime
-    from greenroom.build.compose import load_runtime_config as load_runtime_config
+    from greenroom.compose.build import abuild_runtime as abuild_runtime
+    from greenroom.compose.build import build_runtime as build_runtime
+    from greenroom.compose.build import load_runtime_config as load_runtime_config
     from greenroom.config import AgentConfig as AgentConfig
     from greenroom.config import ConfigError as ConfigError
     from greenroom.config import RuntimeConfig as RuntimeConfig
@@ -90,17 +90,17 @@ if TYPE_CHECKING:
     from greenroom.run.policy import HideReason as HideReason
     from greenroom.run.policy import ToolPolicy as ToolPolicy
     from greenroom.run.policy import ToolScope as ToolScope
+    from greenroom.run.runtime import Runtime as Runtime
+    from greenroom.run.session import Session as Session
+    from greenroom.run.session import SessionError as SessionError
+    from greenroom.run.session import SessionOwnerError as SessionOwnerError
     from greenroom.run.streaming import RunStream as RunStream
     from greenroom.run.views import Catalog as Catalog
     from greenroom.run.views import GroupView as GroupView
     from greenroom.run.views import ScopedTools as ScopedTools
-    from greenroom.runtime import Runtime as Runtime
     from greenroom.search import Ranking as Ranking
     from greenroom.search import ScoredTool as ScoredTool
     from greenroom.search import SearchQuery as SearchQuery
-    from greenroom.session import Session as Session
-    from greenroom.session import SessionError as SessionError
-    from greenroom.session import SessionOwnerError as SessionOwnerError
     from greenroom.state import Scope as Scope
     from greenroom.state import Snapshot as Snapshot
     from greenroom.state import StateRegistry as StateRegistry
@@ -127,9 +127,9 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    "abuild_runtime": "greenroom.build.compose",
-    "build_runtime": "greenroom.build.compose",
-    "load_runtime_config": "greenroom.build.compose",
+    "abuild_runtime": "greenroom.compose.build",
+    "build_runtime": "greenroom.compose.build",
+    "load_runtime_config": "greenroom.compose.build",
     "AgentConfig": "greenroom.config",
     "ConfigError": "greenroom.config",
     "Readiness": "greenroom.plugins.readiness",
@@ -200,13 +200,13 @@ _EXPORTS: dict[str, str] = {
     "Catalog": "greenroom.run.views",
     "GroupView": "greenroom.run.views",
     "ScopedTools": "greenroom.run.views",
-    "Runtime": "greenroom.runtime",
+    "Runtime": "greenroom.run.runtime",
     "Ranking": "greenroom.search",
     "ScoredTool": "greenroom.search",
     "SearchQuery": "greenroom.search",
-    "Session": "greenroom.session",
-    "SessionError": "greenroom.session",
-    "SessionOwnerError": "greenroom.session",
+    "Session": "greenroom.run.session",
+    "SessionError": "greenroom.run.session",
+    "SessionOwnerError": "greenroom.run.session",
     "Scope": "greenroom.state",
     "Snapshot": "greenroom.state",
     "StateRegistry": "greenroom.state",

@@ -27,8 +27,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-import pluggy
-
 if TYPE_CHECKING:
     import typer
 
@@ -38,16 +36,15 @@ if TYPE_CHECKING:
     from greenroom.models import ModelResponse, ProviderFactory, RequestDraft, ToolCall, ToolPlacement
     from greenroom.plugins.readiness import Readiness
     from greenroom.run.context import Decision, RunContext, RunOutcome
-    from greenroom.runtime import Runtime
+    from greenroom.run.runtime import Runtime
     from greenroom.search import Ranking, ScoredTool, SearchQuery
     from greenroom.state import StateRegistry
     from greenroom.tools import Tool, ToolDescriptor, ToolResult
     from greenroom.tools.groups import ToolGroup
     from greenroom.tools.toolset import ToolSet
 
-PROJECT = "greenroom"
-hookspec = pluggy.HookspecMarker(PROJECT)
-
+from greenroom.plugins.markers import PROJECT as PROJECT
+from greenroom.plugins.markers import hookspec as hookspec
 
 # --------------------------------------------------------------------------------------
 # Contributions: called once when a runtime is built, or when the CLI starts.

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from greenroom.providers._messages import without_lone_surrogates as without_lone_surrogates
     from greenroom.providers.options import import_sdk as import_sdk
     from greenroom.providers.options import missing_sdk as missing_sdk
+    from greenroom.run.session import held_session as held_session
     from greenroom.search import keyword_search as keyword_search
     from greenroom.search import normalize_term as normalize_term
     from greenroom.search import passes_required as passes_required
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from greenroom.search import sort_scored as sort_scored
     from greenroom.search import tool_text as tool_text
     from greenroom.search import top_band as top_band
-    from greenroom.session import held_session as held_session
     from greenroom.tokens.accounting import message_tokens as message_tokens
     from greenroom.tokens.counting import chars4 as chars4
     from greenroom.tokens.counting import count_tokens_upto as count_tokens_upto
@@ -108,7 +108,7 @@ _EXPORTS: dict[str, str] = {
     "DigestCache": "greenroom._support.digest_cache",
     "default_digest_cache": "greenroom._support.digest_cache",
     "use_digest_cache": "greenroom._support.digest_cache",
-    "held_session": "greenroom.session",
+    "held_session": "greenroom.run.session",
     "public_url": "greenroom._support.redact",
     "McpRequest": "greenroom.mcp.observe",
     "redact_known": "greenroom._support.redact",

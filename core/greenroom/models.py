@@ -227,6 +227,9 @@ class TextDelta:
 
 
 StreamItem = TextDelta | ModelResponse
+
+TextListener = Callable[[TextDelta], None]
+"""Hears a model's text as it arrives (``Runtime.run(..., on_text=...)``)."""
 """What a model's stream yields: text as it comes, then the whole response, once, last."""
 
 

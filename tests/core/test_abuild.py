@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from greenroom.build.compose import abuild_runtime
+from greenroom.compose.build import abuild_runtime
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

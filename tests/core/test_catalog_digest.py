@@ -15,7 +15,7 @@ import attrs
 import pytest
 
 from greenroom._support.digest_cache import DigestCache, use_digest_cache, work
-from greenroom.build.sources import schema_problems
+from greenroom.compose.sources import schema_problems
 from greenroom.tools import ToolDescriptor
 from greenroom.tools.catalog import (
     CatalogError,

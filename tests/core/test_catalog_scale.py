@@ -17,7 +17,7 @@ import pytest
 from gr_testutil import DATASETS
 
 from greenroom import Plugin, RequestSent, ToolExecuted, hookimpl
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools.catalog import load_catalog
 
 SOURCES = [DATASETS / name / "tools.jsonl" for name in ("seal_tools", "metatool", "github_mcp")]
@@ -87,7 +87,7 @@ SECOND_PROCESS = textwrap.dedent(
     import json, sys
     from greenroom._support.digest_cache import default_digest_cache, work
     from greenroom.tokens.tool_costs import COST_FIELDS, tool_costs
-    from greenroom.build.sources import schema_problems
+    from greenroom.compose.sources import schema_problems
     from greenroom.tools.catalog import load_catalog
     from greenroom.tools.toolset import ToolSet
 

@@ -11,8 +11,8 @@ import attrs
 import pytest
 
 from greenroom import ConfigError, Plugin, Runtime, RuntimeConfig, hookimpl
-from greenroom.build.check import CheckReport, check_config
-from greenroom.build.findings import Finding, Level
+from greenroom.compose.check import CheckReport, check_config
+from greenroom.compose.findings import Finding, Level
 from greenroom.config import ConfigErrors
 from greenroom.plugins.discovery import PluginRecord, discover
 

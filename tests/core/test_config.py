@@ -128,7 +128,7 @@ def test_plugin_sections_structure_into_frozen_config(tmp_path) -> None:
 
 
 def test_a_rejected_model_option_is_reported_at_its_own_key(tmp_path, monkeypatch) -> None:
-    from greenroom.build.compose import build_runtime
+    from greenroom.compose.build import build_runtime
 
     pytest.importorskip("openai")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -141,7 +141,7 @@ def test_a_rejected_model_option_is_reported_at_its_own_key(tmp_path, monkeypatc
 
 def test_paths_resolve_against_the_file_that_set_them(tmp_path) -> None:
     """A team's base config keeps working when an agent's config elsewhere extends it."""
-    from greenroom.build.compose import build_runtime
+    from greenroom.compose.build import build_runtime
 
     base = tmp_path / "team"
     base.mkdir()

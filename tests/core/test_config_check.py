@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from greenroom.build.check import check_config
-from greenroom.build.findings import Level
 from greenroom.cli import app
+from greenroom.compose.check import check_config
+from greenroom.compose.findings import Level
 from greenroom.config import ConfigError, McpServerConfig, load_config
 
 runner = CliRunner()

@@ -14,7 +14,7 @@ from greenroom._support.arguments import MAX_ARGUMENT_DEPTH
 from greenroom.models import Message, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel, ScriptError
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools import tool
 
 pytestmark = pytest.mark.anyio

@@ -24,7 +24,7 @@ from greenroom import (
     hookspecs,
     tool,
 )
-from greenroom.build.compose import build_model
+from greenroom.compose.build import build_model
 from greenroom.models import Message, ModelResponse
 from greenroom.plugins.discovery import make_plugin_host
 

@@ -18,7 +18,7 @@ import pytest
 from greenroom import MediaPart, Message, RequestSent, SessionError, ToolExecuted, ToolResult, TraceWriter, tool
 from greenroom.events import MediaDropped
 from greenroom.run.limits import bound_parts
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tokens.media import (
     anthropic_image_tokens,
     audio_seconds,

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from greenroom import Plugin, hookimpl
 from greenroom import events as ev
-from greenroom.build.compose import abuild_runtime
 from greenroom.cli import app
+from greenroom.compose.build import abuild_runtime
 
 HERE = Path(__file__).resolve().parent
 SECRET_SERVER = HERE / "mcp" / "secret_echo_server.py"

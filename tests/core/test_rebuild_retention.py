@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 
-from greenroom.build.compose import build_runtime
+from greenroom.compose.build import build_runtime
 
 SIZE = 3000
 

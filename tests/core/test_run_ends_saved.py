@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 
 from greenroom import events as ev
 from greenroom._support.storage import write_json_atomic
-from greenroom.build.sources import import_ref
 from greenroom.cli import app
 from greenroom.cli.live import LiveView
+from greenroom.compose.sources import import_ref
 from greenroom.config import ConfigError
 
 ENV = {"COLUMNS": "300", "GREENROOM_DISABLE_PLUGIN_AUTOLOAD": "1"}

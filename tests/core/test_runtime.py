@@ -362,7 +362,7 @@ async def test_state_of_plugins_not_installed_is_kept_on_resume(make_runtime, tm
 
 
 def test_bad_session_files_give_clear_errors(make_runtime, tmp_path) -> None:
-    from greenroom.session import SessionError
+    from greenroom.run.session import SessionError
 
     rt = make_runtime()
     bad = tmp_path / "bad.json"
@@ -429,6 +429,6 @@ def test_request_accounting_reuses_nothing_it_should_not(make_runtime) -> None:
     ]
     rt = make_runtime([], tools=[add, explode])
     for req in steps:
-        fresh = make_runtime([], tools=[add, explode]).describe_request(req)
-        assert rt.describe_request(req) == fresh
-    assert len({make_runtime([]).describe_request(r).prefix_hash for r in steps}) == 3
+        fresh = make_runtime([], tools=[add, explode]).parts.describe_request(req)
+        assert rt.parts.describe_request(req) == fresh
+    assert len({make_runtime([]).parts.describe_request(r).prefix_hash for r in steps}) == 3

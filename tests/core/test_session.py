@@ -21,7 +21,7 @@ from greenroom import events as ev
 from greenroom._support.storage import FileHold, FileInUse, lock_path, write_json_atomic
 from greenroom.config import load_config
 from greenroom.plugins.discovery import Plugin, hookimpl
-from greenroom.session import (
+from greenroom.run.session import (
     FORMAT,
     Session,
     SessionError,

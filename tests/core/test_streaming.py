@@ -30,7 +30,7 @@ from greenroom import (
 )
 from greenroom.models import StreamItem
 from greenroom.providers.scripted import ScriptedModel, StreamedModel, text_pieces
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from greenroom.cli import app
 from greenroom.models import Message, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools import FunctionTool, ToolDescriptor, tool
 from greenroom.tools.groups import ToolGroup
 from greenroom.tools.schema.problem import SchemaFault

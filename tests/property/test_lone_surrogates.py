@@ -19,7 +19,7 @@ import pytest
 
 from greenroom import tool
 from greenroom.events import TraceWriter
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
 

@@ -34,7 +34,7 @@ from greenroom.config import AgentConfig
 from greenroom.events import Event, RunFinished, TraceWriter
 from greenroom.models import Message, ModelRequest, ModelResponse, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tokens.counting import count_tokens
 from greenroom.tools.groups import ToolGroup
 from greenroom_deferred import DeferredConfig, DeferredToolsPlugin

@@ -35,7 +35,7 @@ def config_check(
     when only --connect failed (a server or store out of reach), 0 otherwise; warnings
     and notes never fail a check.
     """
-    from greenroom.build.check import check_config
+    from greenroom.compose.check import check_config
 
     report = check_config(path, connect=connect)
     if report.exit_code == 0:

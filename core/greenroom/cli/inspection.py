@@ -12,7 +12,7 @@ from rich.text import Text
 
 from greenroom.models import ToolPlacement
 from greenroom.run.context import RunContext, RunKind
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tokens.counting import count_tokens
 from greenroom.tokens.tool_costs import tool_costs
 

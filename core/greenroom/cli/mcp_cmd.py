@@ -42,7 +42,7 @@ Unattended = Annotated[
 
 
 def _server(path: Path, name: str) -> McpServerConfig:
-    from greenroom.build.compose import load_runtime_config
+    from greenroom.compose.build import load_runtime_config
     from greenroom.config import ConfigError, ConfigErrors
 
     try:

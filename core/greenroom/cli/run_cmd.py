@@ -32,7 +32,7 @@ EXIT_CANCELLED = 130  # 128 + SIGINT: what a shell reports for a command ended b
 
 
 def _build(path: Path, **kw: Any) -> Any:
-    from greenroom.build.compose import build_runtime
+    from greenroom.compose.build import build_runtime
     from greenroom.config import ConfigError
 
     try:
@@ -117,7 +117,7 @@ def run_cmd(
     from greenroom.cli.live import LiveView
     from greenroom.failures import PluginHookError, first_error
     from greenroom.models import ModelError
-    from greenroom.session import SessionError, SessionOwnerError, held_session, session_path
+    from greenroom.run.session import SessionError, SessionOwnerError, held_session, session_path
 
     bus = ev.EventBus()
     try:

@@ -202,7 +202,7 @@ def _session_limits(section: Any) -> Any:
 def _gateway(
     path: Path, per_client: bool, oauth: Any = None, max_calls_per_client: int = 16, session_limits: Any = None
 ) -> Any:
-    from greenroom.build.compose import build_runtime
+    from greenroom.compose.build import build_runtime
     from greenroom.config import ConfigError
 
     try:

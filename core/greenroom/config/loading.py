@@ -281,10 +281,10 @@ def load_config(
     failed to load to their load error: they may be disabled, but neither enabled nor
     configured, and either is an error that quotes the load error.
     Plugin sections are returned as plain tables in ``plugin_sections``
-    (``greenroom.build.compose`` structures them into each plugin's config class).
+    (``greenroom.compose.build`` structures them into each plugin's config class).
     """
     merged, origins, files = load_merged(path)
-    # [model] is read only when the model is built (``greenroom.build.compose``): a gateway
+    # [model] is read only when the model is built (``greenroom.compose.build``): a gateway
     # or an inspection never calls the model, and must not fail on its unset variables
     merged = {k: v if k == "model" else interpolate(v, origins, k, env) for k, v in merged.items()}
     errors = schema_errors(merged, core_schema(), "", origins)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import enum
-import functools
 import inspect
 import types
 from collections.abc import Mapping
@@ -21,7 +20,7 @@ from typing import Any
 import attrs
 import pluggy
 
-from greenroom import hookspecs
+from greenroom.plugins.markers import PROJECT
 from greenroom.plugins.offloop import is_async
 
 OBSERVER_HOOK = "greenroom_event"
@@ -31,9 +30,9 @@ ASYNC_OBSERVER = (
 )
 """Why an ``async def`` observer is refused when its plugin loads."""
 
-IMPL_MARK = f"{hookspecs.PROJECT}_impl"
-SPEC_MARK = f"{hookspecs.PROJECT}_spec"
-HOOK_PREFIX = f"{hookspecs.PROJECT}_"
+IMPL_MARK = f"{PROJECT}_impl"
+SPEC_MARK = f"{PROJECT}_spec"
+HOOK_PREFIX = f"{PROJECT}_"
 CORE = "greenroom"
 
 
@@ -90,7 +89,7 @@ class SpecCatalog:
 def _parse_specs(source: types.ModuleType | type, owner: str) -> dict[str, HookSpec]:
     """The hooks a module or class declares, read by pluggy itself so the argument names
     are exactly those it will verify."""
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm = pluggy.PluginManager(PROJECT)
     pm.add_hookspecs(source)
     out: dict[str, HookSpec] = {}
     for name, caller in vars(pm.hook).items():
@@ -106,9 +105,9 @@ def _parse_specs(source: types.ModuleType | type, owner: str) -> dict[str, HookS
     return out
 
 
-@functools.cache
-def core_catalog() -> SpecCatalog:
-    return SpecCatalog(_parse_specs(hookspecs, CORE))
+def spec_catalog(source: types.ModuleType | type, owner: str) -> SpecCatalog:
+    """The hooks ``source`` declares, as a catalog (core's: ``discovery.core_catalog``)."""
+    return SpecCatalog(_parse_specs(source, owner))
 
 
 def add_hookspecs(catalog: SpecCatalog, source: Any, owner: str) -> tuple[SpecCatalog, list[Problem]]:

@@ -11,6 +11,7 @@ the host is built by ``make_plugin_host`` and passed in, nothing is created at i
 from __future__ import annotations
 
 import enum
+import functools
 import importlib.metadata as md
 import logging
 import os
@@ -25,22 +26,28 @@ from greenroom import hookspecs
 from greenroom.failures import CONTAINED, exception_text
 from greenroom.failures import PluginHookError as PluginHookError  # re-exported: it was defined here before
 from greenroom.plugins.checks import (
+    CORE,
     FailureKind,
     Problem,
     SpecCatalog,
     add_hookspecs,
     check_hooks,
     check_plugin_class,
-    core_catalog,
+    spec_catalog,
 )
 from greenroom.plugins.host import PluginHost, PluginLoadError
+from greenroom.plugins.markers import hookimpl as hookimpl
 from greenroom.tools.schema.from_types import schema_for_attrs
 
 ENTRY_POINT_GROUP = "greenroom.plugins"
 AUTOLOAD_ENV = "GREENROOM_DISABLE_PLUGIN_AUTOLOAD"
-
-hookimpl = pluggy.HookimplMarker(hookspecs.PROJECT)
 log = logging.getLogger("greenroom.plugins")
+
+
+@functools.cache
+def core_catalog() -> SpecCatalog:
+    """Core's hooks (``greenroom.hookspecs``), as plugins are checked against them."""
+    return spec_catalog(hookspecs, CORE)
 
 
 @attrs.frozen
@@ -328,7 +335,7 @@ def make_plugin_host(
     for r in recs:
         if r.failure is not None and r.name in asked:
             raise PluginStartError(r.name, r.failure)
-    host = PluginHost(recs)
+    host = PluginHost(recs, hookspecs)
     healthy = [(r.name, r.cls) for r in recs if r.cls is not None]
     for _, cls in healthy:
         if cls.hookspecs is not None:

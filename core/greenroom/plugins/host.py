@@ -14,19 +14,26 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pluggy
 
-from greenroom import hookspecs
 from greenroom.failures import PluginHookError
 from greenroom.plugins.calling import call_async, wrap
 from greenroom.plugins.checks import ASYNC_OBSERVER, OBSERVER_HOOK
+from greenroom.plugins.markers import PROJECT
 from greenroom.plugins.offloop import is_async, runs_in_thread
 from greenroom.plugins.owners import Owner, attributing, collecting, collecting_now, own_calls
 
-if TYPE_CHECKING:
-    from greenroom.plugins.discovery import PluginRecord
+
+class Labelled(Protocol):
+    """A plugin's record as the host needs it: its name and its distribution's label."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
 
 
 class PluginLoadError(Exception):
@@ -41,9 +48,10 @@ class PluginHost:
     exception names the plugin, its distribution and the hook (``PluginHookError``).
     """
 
-    def __init__(self, records: Sequence[PluginRecord]) -> None:
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
-        self.pm.add_hookspecs(hookspecs)
+    def __init__(self, records: Sequence[Labelled], specs: ModuleType) -> None:
+        """``specs``: the module of core's hooks (``greenroom.hookspecs``)."""
+        self.pm = pluggy.PluginManager(PROJECT)
+        self.pm.add_hookspecs(specs)
         self._dist: dict[str, str] = {r.name: r.label for r in records}
         self._async_impls: dict[str, list[str]] = {}  # hook name -> plugins with an async implementation
         self._spec_sources: list[ModuleType | type] = []

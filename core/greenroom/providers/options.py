@@ -73,7 +73,7 @@ def parse_provider_options(
     """
     extra_keys = extra_keys or {}
     known = {
-        "base_dir",  # added by greenroom.build.compose, not a user key
+        "base_dir",  # added by greenroom.compose.build, not a user key
         "base_url",
         "api_key_env",
         "timeout",

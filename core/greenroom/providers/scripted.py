@@ -217,7 +217,7 @@ def make_scripted(spec: str, options: Mapping[str, Any]) -> Any:
     if not spec:
         model = PolicyModel(echo_policy)
     elif ":" in spec and not spec.endswith(".jsonl"):
-        from greenroom.build.compose import import_ref
+        from greenroom.compose.build import import_ref
 
         model = PolicyModel(import_ref(spec, options.get("base_dir", ".")))
     else:

@@ -49,7 +49,8 @@ from greenroom.tools.toolset import (
 )
 
 if TYPE_CHECKING:
-    from greenroom.runtime import Runtime
+    from greenroom.run.parts import Parts
+    from greenroom.run.scope import Scoping
 
 log = logging.getLogger("greenroom")
 
@@ -61,10 +62,11 @@ def _tool_logger(name: str) -> logging.Logger:
 
 
 class ToolCalls:
-    """Runs the tool calls a model asked for, for one runtime."""
+    """Runs the tool calls of a runtime's runs, reading its parts."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+    def __init__(self, parts: Parts, scoping: Scoping) -> None:
+        self._rt = parts
+        self._scoping = scoping
 
     async def run_turn(self, ctx: RunContext, calls: Sequence[ToolCall]) -> list[Message]:
         """Every call of one turn, concurrently (up to ``max_concurrency``), results in call order."""
@@ -116,7 +118,7 @@ class ToolCalls:
         gated = False
         rejected: ev.Rejection | None = None
         try:
-            await rt.scoping.catch_up(ctx)  # groups other runs loaded: judged before anything of them runs
+            await self._scoping.catch_up(ctx)  # groups other runs loaded: judged before anything of them runs
             call = await self._resolve(ctx, call)
             await self._load_group_of(ctx, call.name)
             problem = self._precheck(ctx, call)
@@ -346,7 +348,7 @@ class ToolCalls:
 def _unknown_tool_message(ctx: RunContext, name: str) -> str:
     from greenroom.run.suggest import close_in  # loaded on the first unknown name only
 
-    failed = ctx._runtime.failed_group(name)
+    failed = ctx._parts.failed_group(name)
     if failed is not None and failed[0] in ctx.groups:  # its own group's failure, not "did you mean" itself
         group_id, why = failed
         return f"tool {name!r} is in group {group_id!r}, whose tools could not be loaded: {why}"

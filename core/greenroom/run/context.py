@@ -18,7 +18,7 @@ from greenroom.failures import RunFailure
 from greenroom.models import Usage, supports_native_tool_search
 from greenroom.run.policy import ToolScope
 from greenroom.run.views import Catalog, GroupView, ScopedTools, group_views
-from greenroom.search import Ranking, ScoredTool, SearchQuery
+from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
 from greenroom.state import (
     Scope,
     StateStore,
@@ -28,8 +28,10 @@ from greenroom.state import (
 from greenroom.tools import Tool, ToolDescriptor, ToolResult
 
 if TYPE_CHECKING:
-    from greenroom.runtime import Runtime
-    from greenroom.session import Session
+    from greenroom.plugins.host import PluginHost
+    from greenroom.run.parts import Parts
+    from greenroom.run.scope import Scoping
+    from greenroom.run.session import Session
 
 
 @attrs.frozen
@@ -104,7 +106,8 @@ class RunContext:
 
     def __init__(
         self,
-        runtime: Runtime,
+        parts: Parts,
+        scoping: Scoping,
         session: Session,
         run_id: str,
         user_input: str,
@@ -112,9 +115,10 @@ class RunContext:
         agent: AgentConfig | None = None,
         kind: RunKind = RunKind.AGENT,
     ) -> None:
-        self._runtime = runtime
+        self._parts = parts
+        self._scoping = scoping
         self._session = session
-        self._agent = agent or runtime.agent
+        self._agent = agent or parts.agent
         self._loop_thread = threading.get_ident()  # events from a hook's worker thread are sent here
         self.run_id = run_id
         self.input = user_input
@@ -122,13 +126,13 @@ class RunContext:
         self.step = 0
         self.judged_groups: set[str] = set()
         """Groups whose loaded tools this run's scope has judged (``Scoping.scope_loaded``)."""
-        self.groups_seen = runtime.groups_version
+        self.groups_seen = parts.groups_version
         """The runtime's group loads this run has caught up with (``Scoping.catch_up``)."""
-        self.relistings_seen = runtime.relisted_total
+        self.relistings_seen = parts.relisted_total
         """The changed listings whose new tools this run has judged (``Scoping.catch_up``)."""
         self.closed = False
         """The run has ended: what a hook left running (a timed-out plain hook) emits is dropped."""
-        self.state = StateStore(runtime.registry, Scope.RUN)
+        self.state = StateStore(parts.registry, Scope.RUN)
         self.scope = ToolScope()
         self.usage_total = Usage()
         self._visible: tuple[int, frozenset[str], tuple[ToolDescriptor, ...]] | None = None
@@ -152,7 +156,7 @@ class RunContext:
     @property
     def profile_state(self) -> StateStore:
         """The profile state of this run's agent (``agent.id``): learned across its sessions."""
-        return self._runtime.profile_of(self._agent.id)
+        return self._parts.profile_of(self._agent.id)
 
     @property
     def usage(self) -> ToolUsage:
@@ -171,7 +175,7 @@ class RunContext:
     @property
     def tools(self) -> ScopedTools:
         """The loaded tools this agent may use, plugin tools included (read-only)."""
-        return ScopedTools(self._runtime.tools, self.scope.names)
+        return ScopedTools(self._parts.tools, self.scope.names)
 
     def visible_descriptors(self) -> list[ToolDescriptor]:
         """Every tool this agent may use in this run (hidden tools removed); a fresh list."""
@@ -180,7 +184,7 @@ class RunContext:
     def visible_tools(self) -> tuple[ToolDescriptor, ...]:
         """``visible_descriptors()`` without the copy: the same tuple until the tool set or
         the hidden set changes."""
-        tools = self._runtime.tools
+        tools = self._parts.tools
         cached = self._visible
         if cached is None or cached[0] != tools.version or cached[1] is not self.hidden:
             hidden, every = self.hidden, tools.descriptors()
@@ -194,7 +198,7 @@ class RunContext:
         loaded yet (from their catalogs), never a hidden or unusable one. The same object
         until a tool, a group or the scope changes, so plugins can key their own caches
         on it; built in one pass over the tools when it does."""
-        rt, scope = self._runtime, self.scope
+        rt, scope = self._parts, self.scope
         key = (rt.tools.version, rt.groups_version, scope.names, scope.groups)
         if self._catalog is None or self._catalog[0] != key:
             self._catalog = (key, Catalog.of(self.visible_descriptors(), self.groups.values(), rt.tools.unusable))
@@ -204,7 +208,7 @@ class RunContext:
     def groups(self) -> Mapping[str, GroupView]:
         """The groups this agent may use, by id (loaded or not), each without its hidden
         tools; a group whose tools are all hidden is not here."""
-        rt, scope = self._runtime, self.scope
+        rt, scope = self._parts, self.scope
         key = (rt.groups_version, rt.tools.version, scope.names, scope.groups)
         if self._views is None or self._views[0] != key:
             self._views = (key, group_views(rt.groups, scope.names, scope.groups))
@@ -215,7 +219,7 @@ class RunContext:
         tool this agent may not use."""
         if tool_name in self.scope.names:
             return None
-        group = self._runtime.group_of(tool_name)
+        group = self._parts.group_of(tool_name)
         return None if group is None else self.groups.get(group.id)
 
     async def load_group(self, group_id: str) -> list[Tool]:
@@ -224,9 +228,9 @@ class RunContext:
         a group it may not use is a ``KeyError``, and is never loaded."""
         if group_id not in self.groups:
             raise KeyError(f"unknown group {group_id!r}")
-        group = self._runtime.groups[group_id]
-        tools = await self._runtime.load_group(group_id, self.step)
-        await self._runtime.scoping.scope_loaded(self, group, tools)
+        group = self._parts.groups[group_id]
+        tools = await self._parts.load_group(group_id, self.step)
+        await self._scoping.scope_loaded(self, group, tools)
         hidden = self.scope.names
         return [t for t in tools if t.descriptor.name not in hidden]
 
@@ -234,12 +238,12 @@ class RunContext:
     @property
     def model_name(self) -> str:
         """How the model presents itself (for messages, not for decisions)."""
-        return repr(self._runtime.model)
+        return repr(self._parts.model)
 
     @property
     def hosted_tool_search(self) -> bool:
         """Whether the model searches ``ModelRequest.deferred`` tools on its side."""
-        return supports_native_tool_search(self._runtime.model)
+        return supports_native_tool_search(self._parts.model)
 
     # ---------------------------------------------------------------- doing things
     def emit(self, event: ev.Event) -> None:
@@ -251,32 +255,53 @@ class RunContext:
             from anyio.from_thread import run_sync
 
             try:
-                run_sync(self._runtime.events.emit, event)
+                run_sync(self._parts.events.emit, event)
                 return
             except RuntimeError:  # a thread anyio did not start: emit where we are
                 pass
-        self._runtime.events.emit(event)
+        self._parts.events.emit(event)
 
     async def search(
         self, query: SearchQuery, candidates: Sequence[ToolDescriptor]
     ) -> tuple[list[ScoredTool], list[Ranking]]:
         """Rank candidates through the search hooks (keyword fallback when no ranker)."""
-        return await self._runtime.search(query, candidates, self)
+        return await search_tools(self._parts.host, query, candidates, self)
 
     def call_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call a contribution hook (every implementation, in pluggy's order) and return
         the non-None answers; a plugin calls the hooks it declared this way."""
-        return [r for r in self._runtime.host.call_sync(hook_name, **kwargs) if r is not None]
+        return [r for r in self._parts.host.call_sync(hook_name, **kwargs) if r is not None]
 
     def on_close(self, closer: Callable[[], Any]) -> None:
         """Run ``closer`` (sync or async) when the runtime closes."""
-        self._runtime.on_close(closer)
+        self._parts.on_close(closer)
 
     def config_dir(self, key: str) -> Path | None:
         """The folder relative paths at the dotted config ``key`` resolve against (that of
         the file that set it); None for a runtime built in Python, not from a file."""
-        cfg = self._runtime.config
+        cfg = self._parts.config
         return None if cfg is None else cfg.dir_of(key)
+
+
+async def search_tools(
+    host: PluginHost, query: SearchQuery, candidates: Sequence[ToolDescriptor], ctx: RunContext | None = None
+) -> tuple[list[ScoredTool], list[Ranking]]:
+    """Rank ``candidates`` through the search hooks (the keyword fallback when no plugin
+    ranks); with a run, a tool it may not use is never among the results."""
+    rankings = [
+        r for r in await host.call("greenroom_rank_tools", ctx=ctx, query=query, candidates=candidates) if r is not None
+    ]
+    fused = await host.call_first(
+        "greenroom_search_tools", ctx=ctx, query=query, candidates=candidates, rankings=rankings
+    )
+    if fused is None:
+        fused = (
+            list(rankings[0].results[: query.max_results]) if len(rankings) == 1 else keyword_search(query, candidates)
+        )
+    if ctx is not None and ctx.hidden:  # whatever the candidates were, a hidden tool is never found
+        hidden = ctx.hidden
+        fused = [s for s in fused if s.name not in hidden]
+    return list(fused)[: query.max_results], rankings
 
 
 _current: ContextVar[RunContext | None] = ContextVar("greenroom_current_run", default=None)

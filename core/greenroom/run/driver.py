@@ -42,19 +42,21 @@ from greenroom.models import (
     ModelResponse,
     RequestDraft,
     SystemSection,
+    TextListener,
     ToolCall,
 )
 from greenroom.run.calls import answer_open_calls
 from greenroom.run.context import RunContext, RunKind, RunOutcome, activate
 from greenroom.run.limits import check_input
-from greenroom.run.scope import keep_in_scope
+from greenroom.run.scope import Scoping, keep_in_scope
 from greenroom.run.stable import watch_stable
-from greenroom.run.streaming import TextListener, respond
+from greenroom.run.streaming import respond
 from greenroom.tools import ToolResult
 
 if TYPE_CHECKING:
-    from greenroom.runtime import Runtime
-    from greenroom.session import Session
+    from greenroom.run.calls import ToolCalls
+    from greenroom.run.parts import Parts
+    from greenroom.run.session import Session
 
 log = logging.getLogger("greenroom")
 
@@ -87,7 +89,9 @@ class Run:
 
     def __init__(
         self,
-        runtime: Runtime,
+        parts: Parts,
+        scoping: Scoping,
+        tool_calls: ToolCalls,
         session: Session,
         user_input: str = "",
         *,
@@ -95,11 +99,13 @@ class Run:
         agent: AgentConfig | None = None,
         run_id: str | None = None,
     ) -> None:
-        self.runtime = runtime
+        self.parts = parts
+        self._scoping = scoping
+        self._tool_calls = tool_calls
         self.session = session
         self.kind = kind
         self.ctx = RunContext(
-            runtime, session, run_id or uuid.uuid4().hex[:12], user_input, agent=agent or runtime.agent, kind=kind
+            parts, scoping, session, run_id or uuid.uuid4().hex[:12], user_input, agent=agent or parts.agent, kind=kind
         )
         # a client brings its own system prompt: the gateway offers only what plugins add
         prompt = "" if kind is RunKind.CLIENT else self.ctx.agent.system_prompt
@@ -138,7 +144,7 @@ class Run:
             self._announce()
             try:
                 await self._every("greenroom_run_start", ctx=self.ctx)
-                await self.runtime.scoping.scope(self.ctx)
+                await self._scoping.scope(self.ctx)
             except BaseException as exc:
                 self._start_error = exc
                 raise
@@ -166,7 +172,7 @@ class Run:
         """The next step's request, shaped by BeforeInference and kept within the scope."""
         ctx = self.ctx
         with self._active():
-            await self.runtime.scoping.catch_up(ctx)  # what other runs loaded, judged before it is offered
+            await self._scoping.catch_up(ctx)  # what other runs loaded, judged before it is offered
             ctx.step += 1
             if self.kind is RunKind.AGENT:
                 ctx.usage.steps = ctx.step
@@ -177,7 +183,7 @@ class Run:
             keep_in_scope(ctx, draft)
             watch_stable(ctx, self.session, draft)
             request = draft.freeze()
-            ctx.emit(self.runtime.describe_request(request))
+            ctx.emit(self.parts.describe_request(request))
             return request
 
     async def take_response(self, response: ModelResponse) -> ModelResponse:
@@ -222,14 +228,14 @@ class Run:
     async def call_tools(self, calls: Sequence[ToolCall]) -> list[Message]:
         """A turn's tool calls, concurrently; their results join the session in call order."""
         with self._active():
-            results = await self.runtime.tool_calls.run_turn(self.ctx, calls)
+            results = await self._tool_calls.run_turn(self.ctx, calls)
             self.session.messages.extend(results)
             return results
 
     async def call_tool(self, call: ToolCall) -> ToolResult:
         """One call through every phase, to its result as the tool gave it (a client's call)."""
         with self._active():
-            return await self.runtime.tool_calls.run_call(self.ctx, call)
+            return await self._tool_calls.run_call(self.ctx, call)
 
     async def end(self, outcome: RunOutcome) -> RunOutcome:
         """RunEnd for every plugin (one failing or hanging does not stop the others), the
@@ -241,7 +247,7 @@ class Run:
         ctx = self.ctx
         with activate(ctx), anyio.CancelScope(shield=True):
             try:
-                _, failures = await self.runtime.host.call_each("greenroom_run_end", ctx=ctx, outcome=outcome)
+                _, failures = await self.parts.host.call_each("greenroom_run_end", ctx=ctx, outcome=outcome)
                 for failure in failures:
                     log.debug("%s", failure, exc_info=failure.error)
                     ctx.emit(ev.PluginError.of(failure, ctx.step))
@@ -333,7 +339,7 @@ class Run:
     async def _every(self, hook: str, **kwargs: Any) -> None:
         """Call every implementation; raise the first failure once all have run, after
         reporting the others as ``PluginError`` events."""
-        _, failures = await self.runtime.host.call_each(hook, **kwargs)
+        _, failures = await self.parts.host.call_each(hook, **kwargs)
         if not failures:
             return
         for failure in failures[1:]:

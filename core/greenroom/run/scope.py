@@ -28,7 +28,7 @@ from greenroom.tools.groups import ToolGroup
 
 if TYPE_CHECKING:
     from greenroom.run.context import RunContext
-    from greenroom.runtime import Runtime
+    from greenroom.run.parts import Parts
 
 log = logging.getLogger("greenroom")
 
@@ -49,8 +49,8 @@ class Scoping:
     """Works out each run's scope for one runtime, keeping the policy's answer per name
     (the policy does not change while the runtime lives)."""
 
-    def __init__(self, runtime: Runtime, policy: ToolPolicy) -> None:
-        self._rt = runtime
+    def __init__(self, parts: Parts, policy: ToolPolicy) -> None:
+        self._rt = parts
         self.policy = policy
         self._verdicts: dict[str, HideReason | None] = {}
         self._filters: weakref.WeakKeyDictionary[RunContext, RunFilter] = weakref.WeakKeyDictionary()

@@ -11,7 +11,7 @@ from greenroom.models import RequestDraft
 
 if TYPE_CHECKING:
     from greenroom.run.context import RunContext
-    from greenroom.session import Session
+    from greenroom.run.session import Session
 
 log = logging.getLogger("greenroom")
 

@@ -23,7 +23,7 @@ from anyio.abc import TaskGroup
 
 from greenroom import events as ev
 from greenroom.failures import first_error
-from greenroom.models import Model, ModelError, ModelRequest, ModelResponse, StreamingModel, TextDelta
+from greenroom.models import Model, ModelError, ModelRequest, ModelResponse, StreamingModel, TextDelta, TextListener
 from greenroom.run.context import RunOutcome, current_run
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
     from greenroom.run.driver import Run
 
-TextListener = Callable[[TextDelta], None]
 """Hears each piece of the model's text as it arrives (``Run.drive(model, on_text=...)``)."""
 
 RunItem = TextDelta | ev.Event
@@ -122,7 +121,7 @@ class RunStream:
     async def __aenter__(self) -> RunStream:
         if self._group is not None:
             raise RuntimeError("a RunStream runs once: call runtime.stream(...) again for another run")
-        self._unsubscribe = self._run.runtime.events.subscribe(self._on_event)
+        self._unsubscribe = self._run.parts.events.subscribe(self._on_event)
         group = anyio.create_task_group()
         await group.__aenter__()
         self._group = group

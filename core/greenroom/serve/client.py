@@ -30,7 +30,7 @@ from greenroom.tools import ToolDescriptor, ToolResult
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from greenroom.runtime import Runtime
+    from greenroom.run.runtime import Runtime
     from greenroom.tools.base import Progress
 
 

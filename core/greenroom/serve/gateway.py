@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import NotificationOptions, Server
     from mcp.server.models import InitializationOptions
 
-    from greenroom.runtime import Runtime
+    from greenroom.run.runtime import Runtime
 
 log = logging.getLogger("greenroom.serve")
 

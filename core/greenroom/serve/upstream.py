@@ -23,7 +23,7 @@ from greenroom.mcp.sdk import mcp_types
 
 if TYPE_CHECKING:
     from greenroom.mcp import McpServer
-    from greenroom.runtime import Runtime
+    from greenroom.run.runtime import Runtime
 
 log = logging.getLogger("greenroom.serve")
 

@@ -22,7 +22,7 @@ from greenroom.serve.gateway import Gateway
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from greenroom.runtime import Runtime
+    from greenroom.run.runtime import Runtime
     from greenroom.serve.client import ClientRun
 
 _GROUP = "group:"

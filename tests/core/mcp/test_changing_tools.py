@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from greenroom import events as ev
-from greenroom.build.compose import build_runtime
+from greenroom.compose.build import build_runtime
 from greenroom.mcp import read_cached_listing
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from greenroom.build.compose import build_runtime
+from greenroom.compose.build import build_runtime
 
 pytestmark = pytest.mark.anyio
 

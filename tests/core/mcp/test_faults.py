@@ -21,12 +21,12 @@ import pytest
 
 pytest.importorskip("mcp_types", reason="needs the MCP SDK 2.x: pip install 'greenroom[mcp]'")
 
-from greenroom.build.compose import build_runtime
+from greenroom.compose.build import build_runtime
 from greenroom.config import AgentConfig, McpServerConfig
 from greenroom.mcp import McpToolset
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

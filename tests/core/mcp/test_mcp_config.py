@@ -20,10 +20,10 @@ pytest.importorskip("mcp_server_time", reason="needs mcp-server-time (pip instal
 from typer.testing import CliRunner
 
 from greenroom import events as ev
-from greenroom.build.compose import build_runtime
 from greenroom.cli import app
+from greenroom.compose.build import build_runtime
 from greenroom.config import ConfigError, ConfigErrors
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom_deferred import DeferralState
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -401,7 +401,7 @@ async def test_eager_servers_give_normal_tools_and_bare_names_yield_to_python_to
 
 
 def test_the_documented_config_is_valid(monkeypatch: pytest.MonkeyPatch) -> None:
-    from greenroom.build.compose import load_runtime_config, plugin_configs
+    from greenroom.compose.build import load_runtime_config, plugin_configs
 
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-example-token")
     cfg, records = load_runtime_config(HERE / "deferred_servers.toml")

@@ -24,7 +24,7 @@ import pytest
 from gr_testutil import free_port
 
 from greenroom._support.redact import MASK
-from greenroom.build.compose import build_runtime
+from greenroom.compose.build import build_runtime
 from greenroom.config import McpServerConfig
 from greenroom.mcp import McpToolset
 from greenroom.mcp.errors import is_credential, server_secrets

@@ -19,7 +19,7 @@ from greenroom.config import McpServerConfig
 from greenroom.mcp import McpServer, McpToolset, open_mcp_tools, read_cached_listing
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools import ToolCallContext
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

@@ -47,7 +47,7 @@ try:
 except ImportError as exc:
     out["import"] = str(exc)
 
-from greenroom.build.compose import build_runtime
+from greenroom.compose.build import build_runtime
 from greenroom.config import ConfigError
 
 try:

@@ -23,7 +23,7 @@ pytest.importorskip("jwt", reason="needs PyJWT (pip install -e '.[oauth]')")
 
 from oauth_testutil import AuthServer, Upstream, authorize
 
-from greenroom.build.compose import build_runtime
+from greenroom.compose.build import build_runtime
 from greenroom.mcp.oauth.store import token_path
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

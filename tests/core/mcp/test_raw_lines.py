@@ -22,7 +22,7 @@ from greenroom.mcp import McpToolset
 from greenroom.models import Message
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

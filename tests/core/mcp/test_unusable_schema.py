@@ -14,7 +14,7 @@ from greenroom.config import McpServerConfig
 from greenroom.mcp import McpListing, McpToolset, McpToolSpec, write_cached_listing
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 
 BAD = {"type": "object", "properties": {"when": {"type": "string", "pattern": "(unclosed"}}}
 

@@ -20,9 +20,8 @@ from greenroom.plugins.checks import (
     check_config_class,
     check_hooks,
     check_plugin_class,
-    core_catalog,
 )
-from greenroom.plugins.discovery import PluginRecord, PluginStartError, discover, make_plugin_host
+from greenroom.plugins.discovery import PluginRecord, PluginStartError, core_catalog, discover, make_plugin_host
 
 
 def problems_of(cls: type) -> list[tuple[FailureKind, str | None, str]]:

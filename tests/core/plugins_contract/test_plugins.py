@@ -85,7 +85,7 @@ def test_records_are_immutable_and_enabling_is_computed_apart() -> None:
 async def test_installed_plugin_hooks_fire_in_phase_order(tmp_path: Path) -> None:
     import greenroom_example
 
-    from greenroom.build.compose import build_runtime
+    from greenroom.compose.build import build_runtime
 
     cfg = tmp_path / "a.toml"
     cfg.write_text('[plugins]\nenable = ["example"]\n[plugins.example]\nnote = "hello from config"\n')
@@ -98,7 +98,7 @@ async def test_installed_plugin_hooks_fire_in_phase_order(tmp_path: Path) -> Non
 
 @pytest.mark.anyio
 async def test_a_hook_that_raises_is_reported_by_plugin_distribution_and_hook(tmp_path: Path) -> None:
-    from greenroom.build.compose import build_runtime
+    from greenroom.compose.build import build_runtime
 
     cfg = tmp_path / "a.toml"
     cfg.write_text('[plugins]\nenable = ["broken-hook"]\n')

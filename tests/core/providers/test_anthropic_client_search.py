@@ -24,13 +24,13 @@ from fake_llm_server import (
 )
 
 from greenroom import events as ev
-from greenroom.build.compose import build_model
+from greenroom.compose.build import build_model
 from greenroom.config import AgentConfig
 from greenroom.models import Message, ModelRequest, SystemSection, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers._messages import CLIENT_SEARCH_TOOL, SEARCH_DESCRIPTION, SEARCH_PARAMETERS
 from greenroom.providers.anthropic import AnthropicProvider
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tokens.accounting import RequestAccounting
 from greenroom.tools import ToolDescriptor, tool
 from greenroom_deferred import DeferredConfig, DeferredToolsPlugin

@@ -28,12 +28,12 @@ from fake_llm_server import (
 
 from greenroom import Plugin, ToolPriors, hookimpl
 from greenroom import events as ev
-from greenroom.build.compose import build_model
+from greenroom.compose.build import build_model
 from greenroom.config import AgentConfig, ConfigError
 from greenroom.models import Message, ModelRequest, ProviderContent, SystemSection, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.anthropic import AnthropicProvider, make_anthropic_model
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools import ToolDescriptor, tool
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
 from greenroom_deferred.events import SearchPerformed

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from fake_llm_server import ANTHROPIC_KEY_ENV, SSE, FakeLLMServer, Recorded, Reply, anthropic_message
 
-from greenroom.build.compose import build_model
+from greenroom.compose.build import build_model
 from greenroom.config import AgentConfig
 from greenroom.models import Message, ModelRequest, TextDelta, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.anthropic import AnthropicProvider
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools import MediaPart, ToolResult, tool
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ from fake_llm_server import FakeLLMServer, Reply, chat_completion, openai_tool_c
 
 from greenroom._support.arguments import MAX_ARGUMENT_DEPTH
 from greenroom.plugins.discovery import make_plugin_host
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools import tool
 
 pytestmark = pytest.mark.anyio

@@ -28,12 +28,12 @@ from fake_llm_server import (
     top_level_raw,
 )
 
-from greenroom.build.compose import build_model
+from greenroom.compose.build import build_model
 from greenroom.config import AgentConfig
 from greenroom.plugins.discovery import discover, make_plugin_host
 from greenroom.providers.anthropic import AnthropicProvider
 from greenroom.providers.openai import OpenAIProvider
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools import tool
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from gr_testutil import EXAMPLES
 
-from greenroom.build.compose import build_runtime, load_runtime_config, plugin_configs
+from greenroom.compose.build import build_runtime, load_runtime_config, plugin_configs
 from greenroom.providers.anthropic import AnthropicModel
 from greenroom.providers.openai import OpenAIChatModel
 

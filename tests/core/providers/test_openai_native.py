@@ -17,13 +17,13 @@ from fake_llm_server import OPENAI_KEY_ENV, FakeLLMServer, Recorded, Reply, resp
 
 from greenroom import events as ev
 from greenroom import tool
-from greenroom.build.compose import build_model
+from greenroom.compose.build import build_model
 from greenroom.config import AgentConfig
 from greenroom.models import Message, ModelRequest, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers._messages import CLIENT_SEARCH_TOOL, SEARCH_DESCRIPTION, SEARCH_PARAMETERS
 from greenroom.providers.openai import OpenAIProvider
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools import ToolDescriptor
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
 from greenroom_deferred.descriptors import CLIENT_SEARCH_CALL, SEARCH_TOOL, search_descriptor

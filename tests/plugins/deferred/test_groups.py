@@ -12,7 +12,7 @@ from greenroom import ToolDescriptor, tool
 from greenroom.config import AgentConfig
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools.groups import ToolGroup
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
 
@@ -210,7 +210,7 @@ async def test_inject_strategy_adds_loaded_group_tools_to_the_tools_array() -> N
 
 @pytest.mark.anyio
 async def test_groups_from_config_with_a_python_loader(tmp_path) -> None:
-    from greenroom.build.compose import build_runtime
+    from greenroom.compose.build import build_runtime
 
     (tmp_path / "weather.py").write_text(
         "from greenroom import tool\n\n"

@@ -17,7 +17,7 @@ from greenroom.config import AgentConfig
 from greenroom.models import HostedSearch, Message, ModelRequest, ModelResponse, supports_native_tool_search
 from greenroom.plugins.discovery import Plugin, make_plugin_host
 from greenroom.providers.scripted import ScriptedModel
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools.groups import ToolGroup
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
 from greenroom_deferred.events import SearchPerformed, ToolPromoted
@@ -117,7 +117,7 @@ async def test_native_sends_every_visible_tool_and_marks_the_deferred_ones() -> 
     assert [e.deferred_tools for e in sent] == [("weather_get", "email_list")] * 2
     assert sent[0].prefix_hash == sent[1].prefix_hash
     eager = [t for t in first.tools if t.name not in first.deferred]
-    assert sent[0].tools_tokens == rt.describe_request(attrs.evolve(first, tools=tuple(eager))).tools_tokens
+    assert sent[0].tools_tokens == rt.parts.describe_request(attrs.evolve(first, tools=tuple(eager))).tools_tokens
 
 
 async def test_unloaded_group_tools_are_sent_deferred_and_load_when_called() -> None:

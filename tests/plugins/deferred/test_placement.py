@@ -52,7 +52,7 @@ def test_bad_globs_are_rejected(bad: str) -> None:
 
 
 def test_bad_glob_in_config_names_the_rule(tmp_path) -> None:
-    from greenroom.build.compose import plugin_configs
+    from greenroom.compose.build import plugin_configs
     from greenroom.plugins.discovery import PluginRecord
 
     cfg_file = tmp_path / "a.toml"

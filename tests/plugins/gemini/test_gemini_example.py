@@ -10,7 +10,7 @@ import anyio
 import pytest
 from gr_testutil import EXAMPLES
 
-from greenroom.build.compose import build_runtime, load_runtime_config, plugin_configs
+from greenroom.compose.build import build_runtime, load_runtime_config, plugin_configs
 from greenroom_gemini import GeminiModel
 
 GEMINI = EXAMPLES / "real_provider_gemini.toml"

@@ -29,7 +29,7 @@ from fake_llm_server import (
 )
 
 from greenroom import AgentConfig, MediaPart, Message, ModelRequest, Runtime, TextDelta, ToolCall, ToolResult, tool
-from greenroom.build.compose import build_model
+from greenroom.compose.build import build_model
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom_gemini import GeminiProvider
 

@@ -201,7 +201,7 @@ async def test_a_preview_is_not_traced(make_runtime, traced) -> None:
 
 async def test_a_group_loaded_for_a_call_is_a_tool_span_with_the_group(traced) -> None:
     from greenroom import make_plugin_host
-    from greenroom.runtime import Runtime
+    from greenroom.run.runtime import Runtime
     from greenroom.tools.groups import ToolGroup
 
     async def load() -> list[Any]:

@@ -136,13 +136,11 @@ def test_store_from_config_file_relative_to_it(app: typer.Typer, tmp_path: Path)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["tools"][0]["tool"] == "t"
 
-    from greenroom.build.compose import build_runtime
+    from greenroom.compose.build import build_runtime
 
     rt = build_runtime(other / "agent.toml")
     plugin = rt.host.plugin("priors-persistence")
-    from greenroom import RunContext
-
-    ctx = RunContext(rt, rt.session(), "r", "")
+    ctx = rt.start_run().ctx
     assert plugin.store_url(ctx) == f"sqlite://{(cfg_dir / 'state' / 'learned.sqlite3').as_posix()}"  # type: ignore[arg-type]
 
 

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from greenroom import Plugin, hookimpl
-from greenroom.build.check import check_config
-from greenroom.build.findings import Level
 from greenroom.cli import app
+from greenroom.compose.check import check_config
+from greenroom.compose.findings import Level
 from greenroom.plugins.discovery import PluginRecord, discover
 from greenroom_priors import MemoryStore, StoreFactory
 

@@ -360,8 +360,8 @@ def test_fully_folded_rows_are_forgotten_a_day_after_their_run_went_silent(shelf
 
 
 def test_config_check_refuses_journal_true_on_sqlite(tmp_path: Path) -> None:
-    from greenroom.build.check import check_config
-    from greenroom.build.findings import Level
+    from greenroom.compose.check import check_config
+    from greenroom.compose.findings import Level
 
     (tmp_path / "script.jsonl").write_text('{"text": "done"}\n')
     cfg = tmp_path / "agent.toml"

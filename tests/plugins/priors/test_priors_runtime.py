@@ -249,7 +249,7 @@ def test_config_schema_bounds_and_structuring() -> None:
 
 
 def test_config_file_errors_name_the_key(tmp_path: Path) -> None:
-    from greenroom.build.compose import load_runtime_config
+    from greenroom.compose.build import load_runtime_config
     from greenroom.config import ConfigError
 
     path = tmp_path / "agent.toml"

@@ -100,7 +100,7 @@ def test_regular_and_missing_files_are_still_stores(tmp_path: Path) -> None:
 
 
 def test_config_check_connect_rejects_a_scheme_no_plugin_provides(tmp_path: Path) -> None:
-    from greenroom.build.check import check_config
+    from greenroom.compose.check import check_config
 
     cfg = tmp_path / "agent.toml"
     cfg.write_text('[model]\nprovider = "scripted"\n[plugins.priors-persistence]\nstore = "redis://cache:6379/0"\n')

@@ -190,7 +190,7 @@ async def test_tool_search_in_a_run_uses_the_hybrid_preset(home: Path) -> None:
     from greenroom.config import AgentConfig
     from greenroom.plugins.discovery import make_plugin_host
     from greenroom.providers.scripted import ScriptedModel
-    from greenroom.runtime import Runtime
+    from greenroom.run.runtime import Runtime
     from greenroom.tools import CatalogTool
     from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
 

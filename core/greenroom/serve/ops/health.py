@@ -26,7 +26,7 @@ from greenroom.plugins.owners import attributing
 from greenroom.plugins.readiness import Readiness
 
 if TYPE_CHECKING:
-    from greenroom.runtime import Runtime
+    from greenroom.run.runtime import Runtime
 
 log = logging.getLogger("greenroom.serve.ops")
 

@@ -275,7 +275,7 @@ def schema_problem(schema: Any) -> SchemaProblem | None:
 
 
 full_problem = schema_problem
-"""The same judgement, by the name ``greenroom.build`` knows it."""
+"""The same judgement, by the name ``greenroom.compose`` knows it."""
 
 
 def catalog_problems(

@@ -1,7 +1,7 @@
 """Build a runtime from a config file: plugins, their configs, tools and the model.
 
 ``greenroom run`` and ``greenroom config check`` share this build: a check passes a
-``Findings``, so nothing starts and every problem is recorded (``greenroom.build.check``).
+``Findings``, so nothing starts and every problem is recorded (``greenroom.compose.check``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from greenroom.build.findings import Findings, Level
-from greenroom.build.sources import as_tools, build_groups, build_mcp, build_tools, import_ref
+from greenroom.compose.findings import Findings, Level
+from greenroom.compose.sources import as_tools, build_groups, build_mcp, build_tools, import_ref
 from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig, load_config, structure_plugin_config
 from greenroom.config.errors import UnsetVariableError
 from greenroom.config.loading import interpolate
@@ -31,12 +31,12 @@ from greenroom.plugins.discovery import (
     start,
 )
 from greenroom.providers.errors import MissingExtraError, ProviderSetupError
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 from greenroom.tools import FunctionTool, Tool
 from greenroom.tools.groups import ToolGroup
 from greenroom.tools.toolset import DuplicateToolError
 
-log = logging.getLogger("greenroom.build")
+log = logging.getLogger("greenroom.compose")
 
 T = TypeVar("T")
 

@@ -1,8 +1,8 @@
 """What checking a config found: each finding with its level, file and dotted key path.
 
-``greenroom.build.compose`` records findings while it builds a runtime for a check (a tool
+``greenroom.compose.build`` records findings while it builds a runtime for a check (a tool
 whose schema is invalid, a server that has no cached listing, an extra this machine
-lacks), and ``greenroom.build.check`` adds what the build raised and what connecting
+lacks), and ``greenroom.compose.check`` adds what the build raised and what connecting
 found. The level decides the exit code of ``greenroom config check``.
 """
 

@@ -22,12 +22,13 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from greenroom.models import Message
 from greenroom.state import (
     Scope,
     Snapshot,
+    StateRegistry,
     StateStore,
 )
 
@@ -35,10 +36,9 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
     from greenroom._support.storage import FileInUse
-    from greenroom.config import RuntimeConfig
+    from greenroom.config import AgentConfig, RuntimeConfig
+    from greenroom.models import TextListener
     from greenroom.run.context import RunContext, RunOutcome
-    from greenroom.run.streaming import TextListener
-    from greenroom.runtime import Runtime
 
 FORMAT = "greenroom.session/1"
 _MAX_PROBLEM = 300  # a problem quotes the value it is about: a huge one must not flood the terminal
@@ -58,10 +58,27 @@ class SessionOwnerError(SessionError):
         super().__init__(f"{path}: this session belongs to agent {owner!r}, not to this runtime's agent {agent!r}")
 
 
+class SessionOwner(Protocol):
+    """What a session reads of the runtime it belongs to (``greenroom.Runtime``)."""
+
+    @property
+    def agent(self) -> AgentConfig: ...
+
+    @property
+    def registry(self) -> StateRegistry: ...
+
+    @property
+    def profile_state(self) -> StateStore: ...
+
+    async def run(self, session: Session, user_input: str, *, on_text: TextListener | None = None) -> RunOutcome: ...
+
+    def session(self, session_id: str | None = None) -> Session: ...
+
+
 class Session:
     """One conversation: its messages and session-scoped state."""
 
-    def __init__(self, runtime: Runtime, session_id: str | None = None) -> None:
+    def __init__(self, runtime: SessionOwner, session_id: str | None = None) -> None:
         self.runtime = runtime
         self.id = session_id or uuid.uuid4().hex[:12]
         self.messages: list[Message] = []
@@ -119,14 +136,16 @@ class Session:
         return write_json_atomic(Path(path), self.to_json())
 
     @classmethod
-    def load(cls, runtime: Runtime, path: str | Path, *, take_over: bool = False) -> Session:
+    def load(cls, runtime: SessionOwner, path: str | Path, *, take_over: bool = False) -> Session:
         """Resume the session saved at ``path``; ``take_over`` accepts another agent's
         session (it is saved as this runtime's agent from then on)."""
         p = Path(path)
         return cls.from_json(runtime, read_session_file(p), str(p), take_over=take_over)
 
     @classmethod
-    def from_json(cls, runtime: Runtime, data: Any, source: str = "<session>", *, take_over: bool = False) -> Session:
+    def from_json(
+        cls, runtime: SessionOwner, data: Any, source: str = "<session>", *, take_over: bool = False
+    ) -> Session:
         from greenroom.config import converter
 
         check_session_data(data, source)
@@ -243,7 +262,7 @@ def session_path(name: str | Path, config: RuntimeConfig | None) -> Path:
 
 @contextmanager
 def held_session(
-    runtime: Runtime,
+    runtime: SessionOwner,
     path: str | Path,
     *,
     wait: float = 0.0,

@@ -1,19 +1,17 @@
-"""The runtime: a composed agent (model, tools, groups, plugins, events) and its runs.
+"""``Parts``: what a runtime is composed of (model, tools and groups, the plugin host, the
+event bus, secrets, the scope's rules, token accounting, profile state), and all a run
+reads of it. The run machinery (``Run``, ``RunContext``, ``ToolCalls``, ``Scoping``) holds
+these parts, never the ``Runtime``, which adds only the ways to start runs and sessions.
 
-A run's phases are driven by ``greenroom.run.driver.Run``, for every caller: ``run``
-drives one to an outcome with the model, ``stream`` does the same while its caller reads
-the model's text and the run's events as they happen, ``preview`` builds its first request, and each
-client of ``greenroom serve`` holds one. Whatever ends a run, RunEnd reaches every plugin
-and the trace ends with ``run_end``. Every event the runtime's bus carries also reaches
-the plugins' ``greenroom_event`` hook, with the run it belongs to.
+Every event the bus carries also reaches the plugins' ``greenroom_event`` hook, with the
+run it belongs to.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Iterable, Sequence
-from pathlib import Path
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -23,15 +21,6 @@ from greenroom._support.redact import Secrets, mask_json
 from greenroom.config import AgentConfig
 from greenroom.models import Model, ModelRequest, supports_native_tool_search
 from greenroom.plugins.host import PluginHost
-from greenroom.run.calls import ToolCalls
-from greenroom.run.context import RunContext, RunKind, RunOutcome
-from greenroom.run.driver import Run
-from greenroom.run.observers import Observers
-from greenroom.run.policy import ToolPolicy
-from greenroom.run.scope import Scoping
-from greenroom.run.streaming import RunStream, TextListener
-from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
-from greenroom.session import Session
 from greenroom.state import Scope, StateRegistry, StateStore, register_core_state
 from greenroom.tokens.accounting import RequestAccounting
 from greenroom.tokens.media import model_family
@@ -49,11 +38,8 @@ log = logging.getLogger("greenroom")
 _KEPT_RELISTINGS = 64  # a run further behind judges every tool again
 
 
-# ----------------------------------------------------------------------------- runtime
-
-
-class Runtime:
-    """A composed agent runtime: model, tools, plugins, events."""
+class Parts:
+    """A runtime's composed parts: built once, shared by all its runs."""
 
     def __init__(
         self,
@@ -62,9 +48,8 @@ class Runtime:
         tools: Iterable[Tool] = (),
         host: PluginHost,
         agent: AgentConfig | None = None,
-        events: ev.EventBus | None = None,
+        events: ev.EventBus,
         groups: Iterable[ToolGroup] = (),
-        policy: ToolPolicy | None = None,
         config: RuntimeConfig | None = None,
         mcp: McpToolset | None = None,
     ) -> None:
@@ -78,7 +63,6 @@ class Runtime:
         """The config the runtime was built from; None when built in Python."""
         self.mcp = mcp
         """The ``[[tools.mcp]]`` servers' toolset, when there are any."""
-        policy = policy or ToolPolicy()
         self.groups: dict[str, ToolGroup] = {}
         for g in groups:
             if g.id in self.groups:
@@ -87,10 +71,8 @@ class Runtime:
         self.model = model
         self.host = host
         host.hook_timeout = self.agent.tool_timeout  # a hook that waits is bounded like a tool
-        self.events = events or ev.EventBus()
+        self.events = events
         self.events.redact = self._masked_event
-        if host.has_impls("greenroom_event"):  # from here on, every event reaches the observers
-            self.events.subscribe(Observers(host, self.events))
         self.registry = StateRegistry()
         register_core_state(self.registry)
         host.call_sync("greenroom_register_state", registry=self.registry)
@@ -111,7 +93,6 @@ class Runtime:
                 self.tools.add(t)
         # tools a plugin contributed run with the run's context (``ToolCallContext.run``)
         self.plugin_tool_names = frozenset(plugin_tools)
-        self.scoping = Scoping(self, policy)
         self.groups_version = 0  # bumped when a group loads, so views of the groups can be reused
         self.group_failures: dict[str, str] = {}
         """Why each group's last load failed (masked), until one succeeds."""
@@ -123,7 +104,6 @@ class Runtime:
         self._profiles: dict[str, StateStore] = {}
         self.accounting = RequestAccounting(model_family(model))
         self._closers: list[Any] = []
-        self.tool_calls = ToolCalls(self)
 
     @property
     def profile_state(self) -> StateStore:
@@ -137,56 +117,6 @@ class Runtime:
         if store is None:
             store = self._profiles[agent_id] = StateStore(self.registry, Scope.PROFILE)
         return store
-
-    # -- runs ------------------------------------------------------------------------
-    def start_run(
-        self,
-        session: Session | None = None,
-        user_input: str = "",
-        *,
-        kind: RunKind = RunKind.AGENT,
-        agent: AgentConfig | None = None,
-    ) -> Run:
-        """A new run to step through (``Run.start``, ``next_request``, ... ``end``)."""
-        return Run(self, session or self.session(), user_input, kind=kind, agent=agent)
-
-    async def run(self, session: Session, user_input: str, *, on_text: TextListener | None = None) -> RunOutcome:
-        """Drive one user input to an outcome (``Run.drive``). RunEnd runs and ``run_end``
-        ends the trace whatever ends the run; a phase hook's failure, a model error or any
-        other exception is raised after that (the exception itself, never a task group).
-        ``on_text`` hears the model's text as it arrives, when the model streams."""
-        return await Run(self, session, user_input).drive(self.model, on_text=on_text)
-
-    def stream(self, session: Session, user_input: str) -> RunStream:
-        """Run one user input while reading it as it happens: ``async with
-        runtime.stream(session, text) as run: async for item in run: ...`` yields the
-        model's text (``TextDelta``, when the model streams) and the run's events, the last
-        being ``RunFinished``; ``run.outcome`` is then set. Leaving the block early cancels
-        the run (RunEnd runs, the session stays valid). See ``greenroom.run.streaming``."""
-        return RunStream(Run(self, session, user_input), self.model)
-
-    async def preview(self, session: Session | None = None) -> ModelRequest:
-        """The request the model would get on the first step, without calling it: a run
-        of kind ``PREVIEW`` that starts, builds its first request and ends."""
-        run = self.start_run(session, kind=RunKind.PREVIEW)
-        try:
-            await run.start()
-            return await run.next_request()
-        finally:
-            await run.end(run.outcome_of("preview"))
-
-    def universe(self) -> list[ToolDescriptor]:
-        """Every tool the runtime knows that a model could use (``Scoping.universe``)."""
-        return self.scoping.universe()
-
-    # -- sessions -------------------------------------------------------------------
-    def session(self, session_id: str | None = None) -> Session:
-        return Session(self, session_id)
-
-    def load_session(self, path: str | Path, *, take_over: bool = False) -> Session:
-        """Resume a saved session (``Session.load``: a broken file or another agent's
-        session is a ``SessionError`` naming the file, unless ``take_over``)."""
-        return Session.load(self, path, take_over=take_over)
 
     def on_close(self, closer: Any) -> None:
         self._closers.append(closer)
@@ -269,28 +199,6 @@ class Runtime:
         self.relisted_total += 1
         self.relistings.append((self.relisted_total, added))
         self.events.emit(ev.ToolsRelisted(group=group_id, added=tuple(d.name for d in added), removed=removed))
-
-    # -- search ------------------------------------------------------------------------
-    async def search(
-        self, query: SearchQuery, candidates: Sequence[ToolDescriptor], ctx: RunContext | None = None
-    ) -> tuple[list[ScoredTool], list[Ranking]]:
-        rankings = [
-            r
-            for r in await self.host.call("greenroom_rank_tools", ctx=ctx, query=query, candidates=candidates)
-            if r is not None
-        ]
-        fused = await self.host.call_first(
-            "greenroom_search_tools", ctx=ctx, query=query, candidates=candidates, rankings=rankings
-        )
-        if fused is None:
-            if len(rankings) == 1:
-                fused = list(rankings[0].results[: query.max_results])
-            else:
-                fused = keyword_search(query, candidates)
-        if ctx is not None and ctx.hidden:  # whatever the candidates were, a hidden tool is never found
-            hidden = ctx.hidden
-            fused = [s for s in fused if s.name not in hidden]
-        return list(fused)[: query.max_results], rankings
 
     # -- events ------------------------------------------------------------------------
     def _masked_event(self, event: ev.Event) -> ev.Event:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from greenroom.build.findings import Findings, Level
+from greenroom.compose.findings import Findings, Level
 from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig
 from greenroom.mcp.checks import check_mcp
 from greenroom.tools import Tool, ToolDescriptor, tool

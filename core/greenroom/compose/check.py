@@ -19,13 +19,13 @@ from typing import Any
 import anyio
 import attrs
 
-from greenroom.build.findings import Findings, Level
+from greenroom.compose.findings import Findings, Level
 from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig
 from greenroom.events import Event, EventBus, PluginWarning
 from greenroom.failures import PluginHookError
 from greenroom.plugins.discovery import PluginRecord
 from greenroom.plugins.owners import attributing
-from greenroom.runtime import Runtime
+from greenroom.run.runtime import Runtime
 
 CHECK_HOOK = "greenroom_check_config"
 
@@ -57,7 +57,7 @@ def check_config(
     path: str | Path, *, connect: bool = False, records: Sequence[PluginRecord] | None = None
 ) -> CheckReport:
     """Build the runtime of ``path`` as a run would, record every problem, close it."""
-    from greenroom.build.compose import build_runtime
+    from greenroom.compose.build import build_runtime
 
     findings = Findings(connect=connect)
     bus = EventBus()
