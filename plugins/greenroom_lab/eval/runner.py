@@ -23,11 +23,11 @@ import anyio
 import attrs
 
 from greenroom import CatalogTool, Model, ProviderModel, Runtime, abuild_runtime
-from greenroom_deferred.bench.costing import DEFAULT_PRICES, Price, Request, bill
-from greenroom_deferred.eval.arms import Arm
-from greenroom_deferred.eval.checks import CheckFailed, Judge
-from greenroom_deferred.eval.record import EvalProbe, SessionRecord
-from greenroom_deferred.eval.tasks import Mix, Task
+from greenroom_lab.costing import DEFAULT_PRICES, Price, Request, bill
+from greenroom_lab.eval.arms import Arm
+from greenroom_lab.eval.checks import CheckFailed, Judge
+from greenroom_lab.eval.record import EvalProbe, SessionRecord
+from greenroom_lab.eval.tasks import Mix, Task
 
 log = logging.getLogger("greenroom.eval")
 

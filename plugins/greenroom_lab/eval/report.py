@@ -18,9 +18,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from greenroom_deferred.bench.report import PLOT_NEEDS
-from greenroom_deferred.eval.arms import ARMS, BASELINE
-from greenroom_deferred.eval.runner import SessionResult
+from greenroom_lab.eval.arms import ARMS, BASELINE
+from greenroom_lab.eval.runner import SessionResult
+from greenroom_lab.plots import pyplot
 
 WINDOWS = 10
 """Points of the learning curve: the sessions in this many consecutive windows."""
@@ -135,13 +135,7 @@ def print_report(console: Console, report: dict[str, Any], title: str) -> None:
 
 def plot_curves(report: dict[str, Any], path: Path, title: str) -> None:
     """Searches and input tokens per session as sessions accumulate, one line per arm."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # asked before the evaluation ran; kept for a broken install
-        raise RuntimeError(PLOT_NEEDS) from exc
+    plt = pyplot()
     panels = (
         ("searches", "searches per session"),
         ("input_tokens", "input tokens per session"),

@@ -30,9 +30,9 @@ from greenroom import (
     ToolResult,
     hookimpl,
 )
-from greenroom_deferred.bench.costing import Request
-from greenroom_deferred.descriptors import LOAD_TOOL, SEARCH_TOOL
-from greenroom_deferred.eval.tasks import Call
+from greenroom_deferred import LOAD_TOOL, SEARCH_TOOL
+from greenroom_lab.costing import Request
+from greenroom_lab.eval.tasks import Call
 
 STAND_IN_NOTE = "stand-in result: the arguments are valid for this tool's schema"
 
