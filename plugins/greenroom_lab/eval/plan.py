@@ -140,8 +140,6 @@ async def unusable_gold(config: Path, tasks: Sequence[Task]) -> dict[str, str]:
     """The gold tools no arm of ``config`` can call, each with why: not among its tools,
     an invalid parameter schema, or hidden by its policy. Asked of a runtime built from
     the config, as the arms build theirs (the model is not needed, and not built)."""
-    from greenroom_lab.eval.agent import SimulatedAgent
-
     rt = await abuild_runtime(config, model=SimulatedAgent())
     try:
         gold = {g for t in tasks for g in t.gold}

@@ -196,7 +196,6 @@ class ArmRun:
 
     arm: Arm
     runtime: Runtime
-    probe: EvalProbe
     price: Price
     judge: Judge
     previous: Request | None = None
@@ -210,7 +209,7 @@ class ArmRun:
         except Exception:  # a model that failed for good (retries spent): this session is an error, the eval goes on
             log.warning("session %d of arm %s ended in an error", index, self.arm.name, exc_info=True)
             stop, answer = "error", ""
-        record = self.probe.take(run.ctx.run_id)
+        record = run.ctx.state[SessionRecord]
         cost, cached = session_cost(record, self.price, self.previous)
         if record.steps:
             self.previous = record.steps[-1].request
@@ -259,7 +258,7 @@ async def run_arm(
     try:
         probe.stand_ins = frozenset(n for n, t in runtime.tools.items() if isinstance(t, CatalogTool))
         earlier = results.results(arm.name)
-        run = ArmRun(arm, runtime, probe, DEFAULT_PRICES[price], judge, earlier[-1].tail if earlier else None)
+        run = ArmRun(arm, runtime, DEFAULT_PRICES[price], judge, earlier[-1].tail if earlier else None)
         _count_retries(run, retried)
         todo = [(i, t) for i, t in enumerate(stream) if (arm.name, i) not in results.done]
 
