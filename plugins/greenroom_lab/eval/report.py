@@ -26,7 +26,7 @@ WINDOWS = 10
 """Points of the learning curve: the sessions in this many consecutive windows."""
 
 SHOWN_ERRORS = 3
-"""Distinct check errors kept per arm in the report."""
+"""Distinct error messages (a model's, a checker's) kept per arm in the report."""
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -88,7 +88,7 @@ def summarize(by_arm: dict[str, list[SessionResult]]) -> dict[str, Any]:
                 "invalid_calls_per_session": _mean([r.invalid_calls for r in results]),
                 "prefix_changes": prefix_changes(results),
                 "errors": sum(r.stop_reason == "error" or bool(r.error) for r in results),
-                "check_errors": sum(bool(r.error) for r in results),
+                "check_errors": sum(bool(r.error) and r.stop_reason != "error" for r in results),
                 "error_messages": list(dict.fromkeys(r.error for r in results if r.error))[:SHOWN_ERRORS],
                 "curve": curve(results),
             }
