@@ -134,3 +134,16 @@ def test_fresh_forgets_the_results_and_what_the_arms_learned(catalog: tuple[Path
     assert fresh.exit_code == 0, fresh.output
     assert json.loads(fresh.stdout)["settings"]["mix"]["seed"] == 9
     assert len((out / "sessions.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_model_the_config_cannot_build_stops_the_evaluation_with_its_key(
+    catalog: tuple[Path, Path], tmp_path: Path
+) -> None:
+    tools, tasks = catalog
+    config = tmp_path / "agent.toml"
+    config.write_text(f'[agent]\nmodel = "nosuchprovider:x"\n\n[tools]\ncatalogs = ["{tools}"]\n')
+    args = [str(config), "--tasks", str(tasks), "--agent", "model", "--sessions", "2", "--arms", "dispatch"]
+    result = cli(*args, "--out", str(tmp_path / "o"))
+    assert result.exit_code == 2 and result.stdout == "" and "Traceback" not in result.output
+    said = " ".join(result.stderr.split())
+    assert f"error: {config}: agent.model: unknown model provider 'nosuchprovider'" in said
