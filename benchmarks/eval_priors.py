@@ -37,10 +37,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from greenroom import RunKind, SearchQuery, abuild_runtime
-from greenroom_deferred.eval.arms import parse_arms
-from greenroom_deferred.eval.plan import Target, evaluate
-from greenroom_deferred.eval.report import plot_curves, print_report
-from greenroom_deferred.eval.tasks import Mix, Task, load_tasks
+from greenroom_lab.eval.arms import parse_arms
+from greenroom_lab.eval.plan import Target, evaluate
+from greenroom_lab.eval.report import plot_curves, print_report
+from greenroom_lab.eval.tasks import Mix, Task, load_tasks
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 RESULTS = Path(__file__).resolve().parent / "results" / "eval_priors.json"

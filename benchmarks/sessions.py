@@ -3,7 +3,7 @@
 Replays a scripted session (default 30 steps, 5 discoveries) on each real catalog under
 all-eager, inject with retention, dispatch and names-only dispatch, counts input tokens
 per step as uncached, cache-write and cache-read, prices them (default list prices in
-``greenroom_deferred.bench.costing``) and prints the ratio to all-eager from the same run.
+``greenroom_lab.costing``) and prints the ratio to all-eager from the same run.
 
     python benchmarks/sessions.py [--steps 30] [--discoveries 5] [--plot docs/img/session-cost.png]
         [--json out.json] [--figures]
@@ -24,8 +24,8 @@ from typing import Any
 
 from rich.console import Console
 
-from greenroom_deferred.bench.replay import compare, load_tools
-from greenroom_deferred.bench.report import plot_cumulative, print_session_costs
+from greenroom_lab.bench.replay import compare, load_tools
+from greenroom_lab.bench.report import plot_cumulative, print_session_costs
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 CATALOGS = [("github_mcp", None), ("metatool", None), ("seal_tools", 1000)]

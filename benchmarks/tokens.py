@@ -33,7 +33,7 @@ from greenroom.providers.scripted import PolicyModel
 from greenroom.run.runtime import Runtime
 from greenroom.tools.catalog import load_catalog
 from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
-from greenroom_deferred.bench.replay import session_policy
+from greenroom_lab.bench.replay import session_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT.parent / "shared" / "datasets"

@@ -3,7 +3,9 @@
 - Core never imports a plugin and never names one: no first-party plugin's entry-point
   name, package, tool name or state type appears anywhere in ``core/greenroom``.
 - Plugins import only the public ``greenroom`` namespace and ``greenroom.kit`` (what a
-  third-party plugin has), and never each other.
+  third-party plugin has), and never each other; the lab (``greenroom_lab``) alone may
+  also import another first-party plugin's top-level package (its public face), and no
+  package imports the lab.
 - No module is over 400 lines, and no import cycle exists among modules' import-time
   imports (imports under ``TYPE_CHECKING`` and inside functions do not run at import);
   counting the imports for types too, no knot ties more than three modules together.
@@ -12,6 +14,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,17 +78,24 @@ async def _no_tools() -> list[object]:
     return []
 
 
+def named(words: set[str], text: str) -> list[str]:
+    """The words ``text`` names as words: ``lab`` is not named by ``label``."""
+    return [w for w in sorted(words) if re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text)]
+
+
 def test_core_names_no_plugin() -> None:
     words = plugin_vocabulary()
-    assert {"ToolSearch", "deferred-tools", "greenroom_deferred"} <= words  # the scan sees the real plugins
+    assert {"ToolSearch", "deferred-tools", "greenroom_deferred", "lab"} <= words  # the scan sees the real plugins
+    assert named(words, "from greenroom_deferred.x import y; [plugins.lab]") == ["greenroom_deferred", "lab"]
+    assert named(words, "a label, available") == []
     found = []
     for _, path in modules(CORE):
         text = path.read_text(encoding="utf-8")
-        found += [f"{path.relative_to(ROOT)}: {w}" for w in sorted(words) if w in text]
+        found += [f"{path.relative_to(ROOT)}: {w}" for w in named(words, text)]
     for path in CORE.rglob("*"):
         if path.suffix in (".toml", ".json", ".jsonl") and path.is_file():
             text = path.read_text(encoding="utf-8")
-            found += [f"{path.relative_to(ROOT)}: {w}" for w in sorted(words) if w in text]
+            found += [f"{path.relative_to(ROOT)}: {w}" for w in named(words, text)]
     assert not found, "core names a plugin:\n" + "\n".join(found)
 
 
@@ -98,17 +108,43 @@ def _imports(tree: ast.Module) -> Iterator[tuple[ast.stmt, str]]:
             yield node, node.module
 
 
+LAB = "greenroom_lab"
+"""The one package that may read other first-party plugins' public faces (DESIGN §1)."""
+
+
+def import_problem(package: str, name: str, packages: set[str]) -> str | None:
+    """What is wrong with ``package`` importing ``name``, or None."""
+    top = name.split(".")[0]
+    if name.startswith("greenroom.") and name != "greenroom.kit":
+        return f"imports {name}"
+    if top not in packages or top == package:
+        return None
+    if top == LAB:
+        return "imports the lab"
+    if package != LAB:
+        return f"imports the plugin {top}"
+    return None if name == top else f"imports {name}, past the public face of {top}"
+
+
 def test_plugins_import_only_the_public_namespace() -> None:
     packages = set(first_party_plugins().values())
+    assert LAB in packages  # registered like every first-party plugin
+    rules = {
+        ("greenroom_ranking", "greenroom_deferred"): "imports the plugin greenroom_deferred",
+        ("greenroom_ranking", "greenroom_lab.eval"): "imports the lab",
+        (LAB, "greenroom_deferred"): None,
+        (LAB, "greenroom_deferred.descriptors"): "imports greenroom_deferred.descriptors, past the public face of "
+        "greenroom_deferred",
+        (LAB, "greenroom.run"): "imports greenroom.run",
+    }
+    assert {k: import_problem(*k, packages) for k in rules} == rules  # the rules say what they should
     bad = []
     for package in sorted(packages):
         for _, path in modules(PLUGINS / package):
             for node, name in _imports(ast.parse(path.read_text(encoding="utf-8"))):
-                top = name.split(".")[0]
-                if name.startswith("greenroom.") and name != "greenroom.kit":
-                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: imports {name}")
-                elif top in packages and top != package:
-                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: imports the plugin {top}")
+                problem = import_problem(package, name, packages)
+                if problem:
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: {problem}")
     assert not bad, "\n".join(bad)
 
 

@@ -14,14 +14,14 @@
   group first used by calling one of its tools counts as loaded whole.
 - Contributions: the state types (``DeferralState`` per session, ``DeferralRun`` per
   run: the run's strategy lives in the run, never on this instance, which every run of
-  the runtime shares), the plugin's own tools (``tools``), ``greenroom bench`` and the
-  placements ``greenroom inspect`` shows.
+  the runtime shares), the plugin's own tools (``tools``) and the placements
+  ``greenroom inspect`` shows. It adds no command: ``greenroom eval`` and
+  ``greenroom bench``, which measure it, are the lab's (``greenroom_lab``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 from greenroom import (
     ModelResponse,
@@ -48,9 +48,6 @@ from greenroom_deferred.run_state import DeferralRun, run_strategy
 from greenroom_deferred.state import DeferralState, forget_hidden, upgrade_saved_state
 from greenroom_deferred.strategies import Dispatch, Strategy, configured, for_run
 from greenroom_deferred.tools import Dispatcher, LoadTools, ToolSearch, client_search, target_name, unwrap
-
-if TYPE_CHECKING:
-    import typer
 
 
 def _state(ctx: RunContext) -> DeferralState:
@@ -88,14 +85,6 @@ class DeferredToolsPlugin(Plugin):
         if groups:
             out.append(LoadTools(self.config))
         return out
-
-    @hookimpl
-    def greenroom_cli_commands(self, app: typer.Typer) -> None:
-        from greenroom_deferred.bench.cli import bench_app  # typer and rich load only for the CLI
-        from greenroom_deferred.eval.cli import HELP, eval_command
-
-        app.add_typer(bench_app, name="bench")
-        app.command("eval", help=HELP)(eval_command)
 
     @hookimpl
     def greenroom_inspect_tools(self, ctx: RunContext) -> Mapping[str, ToolPlacement] | None:

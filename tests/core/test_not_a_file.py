@@ -69,7 +69,7 @@ def test_a_session_that_is_a_pipe_or_a_device_stops_the_run_at_once(tmp_path: Pa
 
 def test_a_task_file_that_is_a_pipe_or_a_device_is_a_clear_error(tmp_path: Path, fifo: Path) -> None:
     code = (
-        "import sys\nfrom greenroom_deferred.eval.tasks import TaskFileError, load_tasks\n"
+        "import sys\nfrom greenroom_lab.eval.tasks import TaskFileError, load_tasks\n"
         "for path in sys.argv[1:]:\n"
         "    try:\n        load_tasks(path)\n    except TaskFileError as exc:\n        print(exc)\n"
     )

@@ -18,10 +18,10 @@ from fake_llm_server import (
     openai_tool_call,
 )
 
-from greenroom_deferred.bench.costing import DEFAULT_PRICES
-from greenroom_deferred.eval.arms import parse_arms
-from greenroom_deferred.eval.plan import Target, evaluate
-from greenroom_deferred.eval.tasks import Mix
+from greenroom_lab.costing import DEFAULT_PRICES
+from greenroom_lab.eval.arms import parse_arms
+from greenroom_lab.eval.plan import Target, evaluate
+from greenroom_lab.eval.tasks import Mix
 
 TOOLS = [
     ("getWeatherForecast", "Get the weather forecast for a city"),

@@ -16,10 +16,10 @@ from eval_testutil import TASKS, write_catalog
 from gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
-from greenroom_deferred.eval.arms import parse_arms
-from greenroom_deferred.eval.plan import Target, evaluate
-from greenroom_deferred.eval.runner import EvalError
-from greenroom_deferred.eval.tasks import Mix, TaskFileError, load_tasks
+from greenroom_lab.eval.arms import parse_arms
+from greenroom_lab.eval.plan import Target, evaluate
+from greenroom_lab.eval.runner import EvalError
+from greenroom_lab.eval.tasks import Mix, TaskFileError, load_tasks
 
 
 @pytest.fixture

@@ -23,11 +23,12 @@ import anyio
 import attrs
 
 from greenroom import CatalogTool, Model, ProviderModel, Runtime, abuild_runtime
-from greenroom_deferred.bench.costing import DEFAULT_PRICES, Price, Request, bill
-from greenroom_deferred.eval.arms import Arm
-from greenroom_deferred.eval.checks import CheckFailed, Judge
-from greenroom_deferred.eval.record import EvalProbe, SessionRecord
-from greenroom_deferred.eval.tasks import Mix, Task
+from greenroom.kit import redact_known
+from greenroom_lab.costing import DEFAULT_PRICES, Price, Request, bill
+from greenroom_lab.eval.arms import Arm
+from greenroom_lab.eval.checks import CheckFailed, Judge
+from greenroom_lab.eval.record import EvalProbe, SessionRecord
+from greenroom_lab.eval.tasks import Mix, Task
 
 log = logging.getLogger("greenroom.eval")
 
@@ -78,7 +79,8 @@ class SessionResult:
     invalid_calls: int
     stop_reason: str
     error: str = ""
-    """Why the session's task could not be judged (its checker failed), else empty."""
+    """Why the session ended in an error (its model failed) or its task could not be judged
+    (its checker failed), else empty."""
     tail: Request | None = None
     """The session's last request: where the next session's prompt cache starts from
     (kept so that a resumed evaluation bills the next session as an unbroken one would)."""
@@ -196,7 +198,6 @@ class ArmRun:
 
     arm: Arm
     runtime: Runtime
-    probe: EvalProbe
     price: Price
     judge: Judge
     previous: Request | None = None
@@ -204,17 +205,18 @@ class ArmRun:
 
     async def session(self, index: int, task: Task) -> SessionResult:
         run = self.runtime.start_run(self.runtime.session(), task.query)
+        success, error = False, ""
         try:
             outcome = await run.drive(self.runtime.model)
             stop, answer = outcome.stop_reason, outcome.text
-        except Exception:  # a model that failed for good (retries spent): this session is an error, the eval goes on
-            log.warning("session %d of arm %s ended in an error", index, self.arm.name, exc_info=True)
-            stop, answer = "error", ""
-        record = self.probe.take(run.ctx.run_id)
+        except Exception as exc:  # a model that failed for good (retries spent): an error of this session only
+            # named in the report (a missing API key, a refused request), never as a traceback per session
+            log.debug("session %d of arm %s ended in an error", index, self.arm.name, exc_info=True)
+            stop, answer, error = "error", "", redact_known(f"the model failed: {type(exc).__name__}: {exc}")
+        record = run.ctx.state[SessionRecord]
         cost, cached = session_cost(record, self.price, self.previous)
         if record.steps:
             self.previous = record.steps[-1].request
-        success, error = False, ""
         if stop != "error":
             try:
                 success = await self.judge(task, record.calls, answer)
@@ -259,7 +261,7 @@ async def run_arm(
     try:
         probe.stand_ins = frozenset(n for n, t in runtime.tools.items() if isinstance(t, CatalogTool))
         earlier = results.results(arm.name)
-        run = ArmRun(arm, runtime, probe, DEFAULT_PRICES[price], judge, earlier[-1].tail if earlier else None)
+        run = ArmRun(arm, runtime, DEFAULT_PRICES[price], judge, earlier[-1].tail if earlier else None)
         _count_retries(run, retried)
         todo = [(i, t) for i, t in enumerate(stream) if (arm.name, i) not in results.done]
 

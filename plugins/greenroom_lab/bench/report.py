@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from greenroom_lab.plots import pyplot
 
 
 def print_session_costs(console: Console, label: str, results: dict[str, Any]) -> None:
@@ -54,27 +55,9 @@ def print_session_costs(console: Console, label: str, results: dict[str, Any]) -
         console.print(table)
 
 
-PLOT_NEEDS = "--plot needs matplotlib, which is not installed: pip install 'greenroom[bench]'"
-
-
-def plot_unavailable() -> str | None:
-    """Why ``--plot`` cannot work here, or None; asked before any work, without importing matplotlib."""
-    try:
-        found = importlib.util.find_spec("matplotlib") is not None
-    except (ImportError, ValueError):
-        found = False
-    return None if found else PLOT_NEEDS
-
-
 def plot_cumulative(results: dict[str, Any], path: Any, title: str) -> None:
     """Cumulative cost per step, one line per strategy, one panel per price."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # the plot is optional; the numbers are printed anyway
-        raise RuntimeError(PLOT_NEEDS) from exc
+    plt = pyplot()
     prices = list(next(iter(results.values()))["prices"])
     fig, axes = plt.subplots(1, len(prices), figsize=(5 * len(prices), 4), squeeze=False)
     for ax, price in zip(axes[0], prices, strict=False):

@@ -1,5 +1,5 @@
 """Session costing: the cache simulation bills like the providers, and the replay of a
-real session (``greenroom bench sessions``, which the plugin adds to the command line)
+real session (``greenroom bench sessions``, which the lab adds to the command line)
 puts dispatch below all-eager and inject."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import typer
 from gr_testutil import DATASETS, plugin_cli
 from typer.testing import CliRunner
 
-from greenroom_deferred.bench.costing import Price, Request, bill
+from greenroom_lab.costing import Price, Request, bill
 
 ANTHROPIC = Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75, cache="anthropic")
 OPENAI = Price(input=1.25, output=10.0, cache_read=0.125, cache_write=1.25, cache="openai")

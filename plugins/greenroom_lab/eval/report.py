@@ -18,15 +18,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from greenroom_deferred.bench.report import PLOT_NEEDS
-from greenroom_deferred.eval.arms import ARMS, BASELINE
-from greenroom_deferred.eval.runner import SessionResult
+from greenroom_lab.eval.arms import ARMS, BASELINE
+from greenroom_lab.eval.runner import SessionResult
+from greenroom_lab.plots import pyplot
 
 WINDOWS = 10
 """Points of the learning curve: the sessions in this many consecutive windows."""
 
 SHOWN_ERRORS = 3
-"""Distinct check errors kept per arm in the report."""
+"""Distinct error messages (a model's, a checker's) kept per arm in the report."""
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -88,7 +88,7 @@ def summarize(by_arm: dict[str, list[SessionResult]]) -> dict[str, Any]:
                 "invalid_calls_per_session": _mean([r.invalid_calls for r in results]),
                 "prefix_changes": prefix_changes(results),
                 "errors": sum(r.stop_reason == "error" or bool(r.error) for r in results),
-                "check_errors": sum(bool(r.error) for r in results),
+                "check_errors": sum(bool(r.error) and r.stop_reason != "error" for r in results),
                 "error_messages": list(dict.fromkeys(r.error for r in results if r.error))[:SHOWN_ERRORS],
                 "curve": curve(results),
             }
@@ -135,13 +135,7 @@ def print_report(console: Console, report: dict[str, Any], title: str) -> None:
 
 def plot_curves(report: dict[str, Any], path: Path, title: str) -> None:
     """Searches and input tokens per session as sessions accumulate, one line per arm."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # asked before the evaluation ran; kept for a broken install
-        raise RuntimeError(PLOT_NEEDS) from exc
+    plt = pyplot()
     panels = (
         ("searches", "searches per session"),
         ("input_tokens", "input tokens per session"),

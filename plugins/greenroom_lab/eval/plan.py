@@ -19,12 +19,12 @@ import anyio
 import attrs
 
 from greenroom import Model, abuild_runtime
-from greenroom_deferred.bench.costing import DEFAULT_PRICES
-from greenroom_deferred.eval.agent import SimulatedAgent
-from greenroom_deferred.eval.arms import Arm, base_config, write_overlays
-from greenroom_deferred.eval.checks import CHECK_TIMEOUT, Judge
-from greenroom_deferred.eval.report import summarize
-from greenroom_deferred.eval.runner import (
+from greenroom_lab.costing import DEFAULT_PRICES
+from greenroom_lab.eval.agent import SimulatedAgent
+from greenroom_lab.eval.arms import Arm, base_config, write_overlays
+from greenroom_lab.eval.checks import CHECK_TIMEOUT, Judge
+from greenroom_lab.eval.report import summarize
+from greenroom_lab.eval.runner import (
     EvalError,
     Progress,
     ResultsFile,
@@ -35,7 +35,7 @@ from greenroom_deferred.eval.runner import (
     no_retries,
     run_arm,
 )
-from greenroom_deferred.eval.tasks import Mix, Task, drop_unusable, load_tasks, session_stream
+from greenroom_lab.eval.tasks import Mix, Task, drop_unusable, load_tasks, session_stream
 
 log = logging.getLogger("greenroom.eval")
 
@@ -140,8 +140,6 @@ async def unusable_gold(config: Path, tasks: Sequence[Task]) -> dict[str, str]:
     """The gold tools no arm of ``config`` can call, each with why: not among its tools,
     an invalid parameter schema, or hidden by its policy. Asked of a runtime built from
     the config, as the arms build theirs (the model is not needed, and not built)."""
-    from greenroom_deferred.eval.agent import SimulatedAgent
-
     rt = await abuild_runtime(config, model=SimulatedAgent())
     try:
         gold = {g for t in tasks for g in t.gold}

@@ -29,9 +29,9 @@ from typing import Any
 import attrs
 
 from greenroom import Message, ModelRequest, ModelResponse, ToolCall, ToolDescriptor, Usage, count_tokens
-from greenroom_deferred.descriptors import DISPATCH_TOOL, OWN_TOOLS, SEARCH_TOOL
-from greenroom_deferred.eval.instances import arguments_for
-from greenroom_deferred.eval.matching import Known, best, choose, split_parts
+from greenroom_deferred import DISPATCH_TOOL, OWN_TOOLS, SEARCH_TOOL
+from greenroom_lab.eval.instances import arguments_for
+from greenroom_lab.eval.matching import Known, best, choose, split_parts
 
 ANSWER = "Done: every part of the task has been handled."
 NOTHING_LEFT = "I handled what I could find tools for."

@@ -55,3 +55,23 @@ def test_plot_without_matplotlib_says_so_before_any_work(
         "error: --plot needs matplotlib, which is not installed: pip install 'greenroom[bench]'"
     ]
     assert not (tmp_path / "cost.png").exists()
+
+
+@pytest.mark.skipif(not CATALOG.exists(), reason="../shared/datasets not present")
+def test_limit_and_plot(cli: typer.Typer, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "cost.png"
+    args = ["bench", "sessions", "--catalog", str(CATALOG), "--steps", "6", "--discoveries", "2", "--limit", "20"]
+    result = CliRunner().invoke(cli, [*args, "--plot", str(png)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "tools.jsonl (20 tools)" in result.stdout  # only the first 20 tools were replayed
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_a_catalog_that_is_not_one_is_a_clear_error(cli: typer.Typer, tmp_path) -> None:
+    bad = tmp_path / "tools.jsonl"
+    bad.write_text('{"name": "x", "description": "ok"}\nnot json\n')
+    result = CliRunner().invoke(cli, ["bench", "sessions", "--catalog", str(bad)])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "tools.jsonl" in line and "Traceback" not in result.output

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from typing import Any
 
 import attrs
 
@@ -24,15 +23,17 @@ from greenroom import (
     RequestSent,
     ResponseReceived,
     RunContext,
+    Scope,
+    StateRegistry,
     ToolCall,
     ToolCallRejected,
     ToolDescriptor,
     ToolResult,
     hookimpl,
 )
-from greenroom_deferred.bench.costing import Request
-from greenroom_deferred.descriptors import LOAD_TOOL, SEARCH_TOOL
-from greenroom_deferred.eval.tasks import Call
+from greenroom_deferred import LOAD_TOOL, SEARCH_TOOL
+from greenroom_lab.costing import Request
+from greenroom_lab.eval.tasks import Call
 
 STAND_IN_NOTE = "stand-in result: the arguments are valid for this tool's schema"
 
@@ -97,7 +98,8 @@ class SessionRecord:
 
 
 class EvalProbe(Plugin):
-    """Stand-in answers for catalog tools, and a record of every run (see the module)."""
+    """Stand-in answers for catalog tools, and a record of every run (see the module),
+    kept in the run's own state (``ctx.state[SessionRecord]``), never on the probe."""
 
     name = "eval-probe"
     nonblocking = True  # every hook is a few appends: on the event loop, no worker thread
@@ -105,49 +107,26 @@ class EvalProbe(Plugin):
     def __init__(self, stand_ins: Collection[str] = ()) -> None:
         super().__init__()
         self.stand_ins = frozenset(stand_ins)
-        self.records: dict[str, SessionRecord] = {}
 
-    def take(self, run_id: str) -> SessionRecord:
-        """The record of a run that ended, removed from the probe (memory stays bounded)."""
-        return self.records.pop(run_id, SessionRecord())
-
-    def _record(self, ctx: RunContext | None) -> SessionRecord | None:
-        if ctx is None:
-            return None
-        rec = self.records.get(ctx.run_id)
-        if rec is None:
-            rec = self.records[ctx.run_id] = SessionRecord()
-        return rec
+    @hookimpl
+    def greenroom_register_state(self, registry: StateRegistry) -> None:
+        registry.register(SessionRecord, Scope.RUN, owner=self.name)
 
     @hookimpl
     def greenroom_before_tool_execute(self, ctx: RunContext, call: ToolCall, tool: ToolDescriptor) -> Decision | None:
-        rec = self._record(ctx)
-        if rec is not None and tool.name not in (SEARCH_TOOL, LOAD_TOOL):
-            rec.calls.append(Call(tool.name, dict(call.arguments or {}), valid=True))
+        if tool.name not in (SEARCH_TOOL, LOAD_TOOL):
+            ctx.state[SessionRecord].calls.append(Call(tool.name, dict(call.arguments or {}), valid=True))
         if tool.name in self.stand_ins:
             return Decision.answer(ToolResult(json.dumps({"ok": True, "tool": tool.name, "note": STAND_IN_NOTE})))
         return None
 
     @hookimpl
     def greenroom_event(self, ctx: RunContext | None, event: Event) -> None:
-        rec = self._record(ctx)
-        if rec is None or ctx is None:
+        if ctx is None:
             return
         if isinstance(event, RequestSent):
-            rec.add_request(ctx.run_id, event)
+            ctx.state[SessionRecord].add_request(ctx.run_id, event)
         elif isinstance(event, ResponseReceived):
-            rec.add_response(event)
+            ctx.state[SessionRecord].add_response(event)
         elif isinstance(event, ToolCallRejected):
-            rec.calls.append(Call(event.tool, {}, valid=False))
-
-
-def describe(record: SessionRecord) -> dict[str, Any]:
-    """A record's counts, for the results file."""
-    return {
-        "steps": len(record.steps),
-        "searches": record.searches,
-        "group_loads": record.group_loads,
-        "input_tokens": record.input_tokens,
-        "calls": len(record.calls),
-        "invalid_calls": sum(not c.valid for c in record.calls),
-    }
+            ctx.state[SessionRecord].calls.append(Call(event.tool, {}, valid=False))

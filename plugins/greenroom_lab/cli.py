@@ -1,18 +1,22 @@
-"""``greenroom eval``, which the deferred-tools plugin adds to the command line."""
+"""The lab's commands: ``greenroom eval`` and ``greenroom bench sessions``, their options,
+and their errors said in one line, never as a traceback. What they run loads only when
+they run, not at CLI start-up."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
-from greenroom_deferred.eval.arms import ARMS, DEFAULT_ARMS
+from greenroom_lab.eval.arms import ARMS, DEFAULT_ARMS
 
 DEFAULTS = ", ".join(DEFAULT_ARMS)
 
-HELP = (
+bench_app = typer.Typer(help="Reproducible measurements.", no_args_is_help=True)
+
+EVAL_HELP = (
     "Task-level evaluation: run the tasks under several arms (all-eager, dispatch, inject, "
     "native, with or without learned priors) and compare task success, searches, tokens and cost."
 )
@@ -49,12 +53,12 @@ def eval_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from greenroom import ConfigError
-    from greenroom_deferred.bench.report import plot_unavailable
-    from greenroom_deferred.eval.arms import ArmError, parse_arms
-    from greenroom_deferred.eval.plan import Target, prepare
-    from greenroom_deferred.eval.report import plot_curves, print_report
-    from greenroom_deferred.eval.runner import EvalError
-    from greenroom_deferred.eval.tasks import Mix, TaskFileError
+    from greenroom_lab.eval.arms import ArmError, parse_arms
+    from greenroom_lab.eval.plan import Target, prepare
+    from greenroom_lab.eval.report import plot_curves, print_report
+    from greenroom_lab.eval.runner import EvalError
+    from greenroom_lab.eval.tasks import Mix, TaskFileError
+    from greenroom_lab.plots import plot_unavailable
 
     err = Console(stderr=True)
     missing = plot_unavailable() if plot else None
@@ -130,6 +134,39 @@ def eval_command(
         plot_curves(report, plot, f"{target.label}: {sessions} sessions, agent {agent}")
 
 
-def _fail(message: str) -> Any:
+@bench_app.command("sessions")
+def bench_sessions(
+    catalog: Annotated[Path, typer.Option(help="Tool catalog (JSON/JSONL).")],
+    steps: Annotated[int, typer.Option(help="Model calls per session.")] = 30,
+    discoveries: Annotated[int, typer.Option(help="Tools discovered over the session.")] = 5,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N tools.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    plot: Annotated[Path | None, typer.Option(help="Write a PNG of cumulative cost per step.")] = None,
+) -> None:
+    """Price one replayed session under each strategy, as providers bill it."""
+    from rich.console import Console
+
+    from greenroom_lab.bench.replay import compare, load_tools
+    from greenroom_lab.bench.report import plot_cumulative, print_session_costs
+    from greenroom_lab.plots import plot_unavailable
+
+    # the missing extra is said before the replay, not as a traceback after its tables
+    missing = plot_unavailable() if plot else None
+    if missing:
+        _fail(missing)
+    try:
+        tools = load_tools(catalog, limit)
+    except Exception as exc:
+        _fail(str(exc))
+    results = compare(tools, steps=steps, discoveries=discoveries)
+    if as_json:
+        typer.echo(json.dumps(results, indent=2))
+    else:
+        print_session_costs(Console(), f"{catalog.name} ({len(tools)} tools)", results)
+    if plot:
+        plot_cumulative(results, plot, title=f"{catalog.name}: {steps} steps, {discoveries} discoveries")
+
+
+def _fail(message: str) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2)

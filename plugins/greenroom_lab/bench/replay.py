@@ -39,10 +39,8 @@ from greenroom import (
     make_plugin_host,
 )
 from greenroom.kit import compact_json, message_tokens, tool_tokens
-from greenroom_deferred.bench.costing import DEFAULT_PRICES, Price, Request, StepBill, bill
-from greenroom_deferred.config import DeferredConfig
-from greenroom_deferred.descriptors import CLIENT_SEARCH_CALL, DISPATCH_TOOL, SEARCH_TOOL
-from greenroom_deferred.plugin import DeferredToolsPlugin
+from greenroom_deferred import CLIENT_SEARCH_CALL, DISPATCH_TOOL, SEARCH_TOOL, DeferredConfig, DeferredToolsPlugin
+from greenroom_lab.costing import DEFAULT_PRICES, Price, Request, StepBill, bill
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "all-eager": {"enabled": False},

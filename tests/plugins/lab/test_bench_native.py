@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from gr_testutil import DATASETS
 
-from greenroom_deferred.bench.replay import NATIVE, compare, load_tools
+from greenroom_lab.bench.replay import NATIVE, compare, load_tools
 
 CATALOG = DATASETS / "github_mcp" / "tools.jsonl"
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 import anyio
 import anyio.to_thread
 
-from greenroom_deferred.eval.tasks import Call, Task, Transcript
+from greenroom_lab.eval.tasks import Call, Task, Transcript
 
 CHECK_TIMEOUT = 10.0
 """Seconds a checker may take for one session (``--check-timeout``)."""

@@ -15,9 +15,9 @@ from eval_testutil import TASKS, tool_line, write_catalog
 from gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
-from greenroom_deferred.eval.arms import parse_arms
-from greenroom_deferred.eval.plan import Target, evaluate, prepare
-from greenroom_deferred.eval.tasks import Mix
+from greenroom_lab.eval.arms import parse_arms
+from greenroom_lab.eval.plan import Target, evaluate, prepare
+from greenroom_lab.eval.tasks import Mix
 
 WEATHER = TASKS[0]
 CHECKS = """
