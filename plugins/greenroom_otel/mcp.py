@@ -20,7 +20,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from greenroom.kit import McpRequest
-from greenroom_otel.spans import RunSpans
+from greenroom_otel.spans import RunSpans, RunTrace
 
 
 def _attributes(request: McpRequest) -> dict[str, Any]:
@@ -47,9 +47,9 @@ def _ended(span: Span, request: McpRequest) -> None:
 
 
 @contextmanager
-def upstream_span(spans: RunSpans, run_id: str, request: McpRequest) -> Iterator[None]:
-    """The CLIENT span of a request to an upstream server; its context goes into ``_meta``."""
-    run = spans.runs.get(run_id)
+def upstream_span(spans: RunSpans, run: RunTrace | None, request: McpRequest) -> Iterator[None]:
+    """The CLIENT span of a request to an upstream server (inside its run's tool span,
+    when ``run`` is given); its context goes into ``_meta``."""
     parent_span = spans.tool_span(run, request.call_id) if run is not None else None
     parent = trace.set_span_in_context(parent_span) if parent_span is not None else None
     attributes = _attributes(request)

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anyio
 import anyio.to_thread
 
-from greenroom import Event, Plugin, RunContext, ToolCall, ToolDescriptor, hookimpl
+from greenroom import Event, Plugin, RunContext, Scope, StateRegistry, ToolCall, ToolDescriptor, hookimpl
 from greenroom.kit import McpRequest
 from greenroom_otel.config import OtelConfig
+from greenroom_otel.run_state import OtelRun
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricReader
@@ -120,6 +121,10 @@ class OtelPlugin(Plugin):
 
     # ---------------------------------------------------------------- hooks
     @hookimpl
+    def greenroom_register_state(self, registry: StateRegistry) -> None:
+        registry.register(OtelRun, Scope.RUN, owner=self.name)
+
+    @hookimpl
     def greenroom_event(self, ctx: RunContext | None, event: Event) -> None:
         if ctx is None or ctx.kind.value == "preview":
             return  # nothing of a preview (greenroom inspect) is traced
@@ -148,7 +153,7 @@ class OtelPlugin(Plugin):
                 return None
             from greenroom_otel.mcp import upstream_span
 
-            return upstream_span(self._spans, ctx.run_id, request)
+            return upstream_span(self._spans, ctx.state[OtelRun].trace, request)
         except Exception as exc:
             self._contained("greenroom_mcp_request", exc)
             return None

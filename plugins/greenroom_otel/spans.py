@@ -28,11 +28,10 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from greenroom import Event, RunContext, ToolCall, ToolDescriptor
 from greenroom.kit import descriptor_costs, redact_known
 from greenroom_otel.config import OtelConfig
+from greenroom_otel.run_state import OtelRun
 from greenroom_otel.telemetry import Telemetry
 
 GEN_AI_OP = "gen_ai.operation.name"
-MAX_OPEN_RUNS = 10_000
-"""The most runs whose spans are kept open at once; the oldest is let go past it."""
 
 
 def model_parts(reference: str) -> tuple[str, str]:
@@ -78,12 +77,12 @@ class RunTrace:
 
 
 class RunSpans:
-    """Turns each run's events into spans and metrics (one instance per plugin)."""
+    """Turns each run's events into spans and metrics (one instance per plugin; each
+    run's spans in the run's own state, ``OtelRun``)."""
 
     def __init__(self, telemetry: Telemetry, config: OtelConfig) -> None:
         self.t = telemetry
         self.config = config
-        self.runs: dict[str, RunTrace] = {}
 
     # ---------------------------------------------------------------- events
     def on_event(self, ctx: RunContext, event: Event) -> None:
@@ -91,7 +90,7 @@ class RunSpans:
         if kind == "run_start":
             self._start(ctx, event)
             return
-        run = self.runs.get(ctx.run_id)
+        run = ctx.state[OtelRun].trace
         if run is None:
             return
         handler = _HANDLERS.get(kind)
@@ -125,9 +124,7 @@ class RunSpans:
                 f"invoke_agent {ctx.agent.id}", kind=SpanKind.INTERNAL, attributes=attributes
             )
             parent = trace.set_span_in_context(root)
-        if len(self.runs) >= MAX_OPEN_RUNS:  # runs started and never ended (never closed by their caller)
-            self.runs.pop(next(iter(self.runs)))
-        self.runs[ctx.run_id] = RunTrace(run_kind, root, parent, model)
+        ctx.state[OtelRun].trace = RunTrace(run_kind, root, parent, model)
 
     def _request(self, ctx: RunContext, run: RunTrace, event: Any) -> None:
         if run.kind != "agent":
@@ -194,7 +191,7 @@ class RunSpans:
     # ---------------------------------------------------------------- tool calls
     def open_tool(self, ctx: RunContext, call: ToolCall, tool: ToolDescriptor) -> None:
         """A call passed the checks: its span starts (the real tool, after resolve)."""
-        run = self.runs.get(ctx.run_id)
+        run = ctx.state[OtelRun].trace
         if run is None:
             return
         attributes: dict[str, Any] = {
@@ -337,7 +334,7 @@ class RunSpans:
 
     # ---------------------------------------------------------------- the end
     def _end(self, ctx: RunContext, run: RunTrace, event: Any) -> None:
-        self.runs.pop(ctx.run_id, None)
+        ctx.state[OtelRun].trace = None
         failed = event.stop_reason == "error"
         if run.chat is not None:  # the model call that failed or was cancelled
             if failed:
