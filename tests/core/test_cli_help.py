@@ -6,64 +6,21 @@ word alone on the next; a flag shows no type (no ``<bool>``)."""
 from __future__ import annotations
 
 import itertools
-import json
-import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
+from gr_testutil import ROOT
+from support.cli_reference import WIDTH, markdown, render_helps
 from typer.testing import CliRunner
 
 from greenroom import __version__
 from greenroom.cli import app
 
-WIDTH = 80
 WRAP = WIDTH - 2  # click wraps help two columns short of the terminal's width
-
-# every command's --help, as main() renders it at 80 columns, in a fresh process (the
-# plugins add their commands to that process's app)
-EVERY_HELP = textwrap.dedent(
-    """
-    import contextlib, io, json, sys
-    from greenroom.cli import app, main
-    from greenroom.cli.app import add_plugin_commands
-    import typer
-
-    def paths(command, path):
-        yield path
-        for name, sub in sorted(getattr(command, "commands", {}).items()):
-            yield from paths(sub, [*path, name])
-
-    add_plugin_commands(app)
-    helps = {}
-    for path in paths(typer.main.get_command(app), []):
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            try:
-                main([*path, "--help"])
-            except SystemExit:
-                pass
-        helps[" ".join(path)] = out.getvalue()
-    print(json.dumps(helps))
-    """
-)
 
 
 @pytest.fixture(scope="module")
-def helps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    home = tmp_path_factory.mktemp("home")
-    done = subprocess.run(
-        [sys.executable, "-c", EVERY_HELP],
-        cwd=home,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "GREENROOM_HOME": str(home), "COLUMNS": str(WIDTH)},
-        timeout=300,
-        check=True,
-    )
-    found: dict[str, str] = json.loads(done.stdout)
-    return found
+def helps() -> dict[str, str]:
+    return render_helps()
 
 
 def test_version_and_h() -> None:
@@ -120,3 +77,10 @@ def test_a_flag_shows_no_type(helps: dict[str, str]) -> None:
 def test_the_deprecated_sweep_argument_is_not_shown(helps: dict[str, str]) -> None:
     sweep = helps["priors sweep"]
     assert sweep.startswith("Usage: greenroom priors sweep [OPTIONS]\n") and "--config <path>" in sweep
+
+
+def test_docs_show_the_help_of_today(helps: dict[str, str]) -> None:
+    page = ROOT / "docs" / "cli.md"
+    assert page.read_text(encoding="utf-8") == markdown(helps), (
+        "run: python tests/support/cli_reference.py > docs/cli.md"
+    )
