@@ -104,11 +104,6 @@ class PluginHost:
     def has_impls(self, hook_name: str) -> bool:
         return bool(getattr(self.pm.hook, hook_name).get_hookimpls())
 
-    def can_wait(self, hook_name: str) -> bool:
-        """Whether a call of the hook may wait on the event loop (an implementation is
-        ``async def``); a call that cannot wait cannot be interrupted either."""
-        return hook_name in self._async_impls
-
     # ---------------------------------------------------------------- calling
     async def call(self, hook_name: str, **kwargs: Any) -> Any:
         """Call a hook as pluggy does (a list of the non-None answers; for a firstresult
