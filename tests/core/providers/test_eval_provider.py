@@ -56,7 +56,7 @@ catalogs = ["tools.jsonl"]
 
 def run_arms(config: Path, tasks: Path, arms: str, sessions: int, tmp_path: Path, **options: Any) -> dict[str, Any]:
     """``greenroom eval`` of the one task, ``sessions`` times, with the configured model."""
-    mix = Mix(sessions=sessions, pool=1, zipf=1.0, seed=1)
+    mix = Mix(sessions=sessions, pool=1, zipf=1.0, seed=1, requests=1)
     return evaluate(
         Target(config=config), tasks, parse_arms(arms), mix, tmp_path / "out", agent="model", price=PRICE, **options
     )
