@@ -105,6 +105,8 @@ class ArmRun:
                 log.debug("session %d of arm %s ended in an error", index, self.arm.name, exc_info=True)
                 stop, answer, error = "error", "", redact_known(f"the model failed: {type(exc).__name__}: {exc}")
             record = run.ctx.state[SessionRecord]
+            if over:
+                del record.steps[-1]  # counted, never sent: neither billed nor counted as input
             records.append(record)
             steps += record.steps
             success = False
