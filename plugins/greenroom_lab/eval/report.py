@@ -127,7 +127,8 @@ def _mean_curve(curves: Sequence[list[dict[str, float]]]) -> list[dict[str, floa
 
 def summarize(by_seed: Mapping[int, Mapping[str, Sequence[SessionResult]]]) -> dict[str, Any]:
     """The report: ``{"baseline", "seeds", "arms": [...]}`` with each arm's figures (means
-    over seeds), their ``spread``, the counts of errors, and the curve."""
+    over seeds), their ``spread``, each seed's own (``per_seed``), the counts of errors,
+    and the curve."""
     first = next(iter(by_seed.values()), {})
     baseline = BASELINE if first.get(BASELINE) else next(iter(first), BASELINE)
     arms = []
@@ -144,6 +145,7 @@ def summarize(by_seed: Mapping[int, Mapping[str, Sequence[SessionResult]]]) -> d
                 "sessions": len(results),
                 **means,
                 "spread": spread,
+                "per_seed": [{"seed": seed, **f} for seed, f in zip(by_seed, per_seed, strict=True)],
                 "errors": sum(r.stop_reason == "error" or bool(r.error) for r in results),
                 "check_errors": sum(bool(r.error) and r.stop_reason != "error" for r in results),
                 "over_window": sum(bool(r.over_window) for r in results),

@@ -189,7 +189,7 @@ def units(tasks: Sequence[Task], kind: StreamKind) -> dict[str, list[Task]]:
         if kind == "tools":
             keys: Sequence[str] = task.gold
         elif kind == "workflows":
-            keys = ["+".join(sorted(task.gold))]
+            keys = ["\n".join(sorted(task.gold))]  # no tool name holds a line break
         else:
             keys = [task.id]
         for key in keys:

@@ -39,6 +39,7 @@ ARM_KEYS = {
     "error_messages",
     "curve",
     "spread",
+    "per_seed",
 }
 
 
@@ -204,6 +205,7 @@ def test_with_several_seeds_each_figure_is_their_mean_with_its_spread() -> None:
     assert dispatch["spread"]["cost_ratio"] == pytest.approx(0.25 / 2**0.5)
     assert dispatch["spread"]["success"] == pytest.approx(2**0.5 / 2)
     assert report["arms"][0]["spread"]["cost_ratio"] == 0.0
+    assert [(f["seed"], f["searches_per_session"]) for f in dispatch["per_seed"]] == [(7, 2), (8, 4)]
     text = printed(report)
     assert max(map(len, text.splitlines())) <= 80
     assert "±1.41" in text and "±71" in text and "± over 2 seeds" in " ".join(text.split())
