@@ -179,51 +179,81 @@ def session_costs_summary() -> str:
 ARM_LABEL = {"dispatch+priors": "dispatch + priors"}
 
 
+def pm(mean: float | None, sd: float | None, fmt: str, suffix: str = "") -> str:
+    """A mean over seeds with its standard deviation: ``0.69x ± 0.03``."""
+    if mean is None:
+        return "n/a"
+    return f"{mean:{fmt}}{suffix}" + ("" if not sd else f" ± {sd:{fmt.lstrip('+')}}")
+
+
+def arm_row(a: dict[str, Any]) -> list[str]:
+    sd = a["spread"]
+    name = ARM_LABEL.get(a["name"], a["name"])
+    if a["over_window"] and a["over_window"] == a["sessions"]:
+        refused = f"{count(a['largest_refused'])} a request, past the window: not sent"
+        return [name, "0%", "-", "-", refused, "-", "-", "-", "-"]
+    success = f"{a['success']:.0%}" + (f" ± {100 * sd['success']:.0f}" if sd["success"] else "")
+    return [
+        name,
+        success,
+        pm(a["searches_per_session"], sd["searches_per_session"], ".2f"),
+        pm(a["steps_per_session"], sd["steps_per_session"], ".2f"),
+        pm(a["input_tokens_per_session"], sd["input_tokens_per_session"], ",.0f"),
+        pm(a["cost_per_session"], sd["cost_per_session"], ".4f"),
+        pm(a["cost_no_cache_per_session"], sd["cost_no_cache_per_session"], ".4f"),
+        pm(a["cost_ratio"], sd["cost_ratio"], ".3f", "x"),
+        pm(a["prefix_changes"], sd["prefix_changes"], ".0f"),
+    ]
+
+
 def eval_priors() -> str:
     f = load("eval_priors")
     s = f["settings"]
+    seeds = f"seeds {s['seed']} to {s['seed'] + s['seeds'] - 1}" if s["seeds"] > 1 else f"seed {s['seed']}"
     out = [
         caption(
-            f"{s['sessions']} sessions from a pool of {s['pool']} tasks (Zipf s = {s['zipf']}, seed {s['seed']}), "
-            "simulated agent, Anthropic Sonnet prices with prompt caching",
+            f"{s['sessions']} sessions of {s['requests']} requests for each of {seeds}: a stream of {s['stream']} "
+            f"from a pool of {s['pool']} (Zipf s = {s['zipf']}), each back in a fresh wording while the dataset has "
+            "one; simulated agent; mean ± standard deviation over the seeds; cost $ per session at Anthropic Sonnet "
+            "list prices with prompt caching and without",
             "eval_priors",
             "eval_priors.py",
         )
     ]
     for d in f["datasets"]:
-        rows = [
-            [
-                ARM_LABEL.get(a["name"], a["name"]),
-                share(a["success"]),
-                f"{a['searches_per_session']:.2f}",
-                f"{a['steps_per_session']:.2f}",
-                count(a["input_tokens_per_session"]),
-                ratio(a["cost_ratio"]) + "x",
-                str(a["prefix_changes"]),
-            ]
-            for a in d["arms"]
-        ]
-        head = [f"{d['name']} ({count(d['tools'])} tools)", "success", "searches", "steps", "input tokens", "cost"]
-        out.append(table([*head, "prefix changes"], rows) + "\n")
+        st = d["stream"]
+        window = max(a["context_window"] for a in d["arms"])
+        out.append(
+            f"{d['name']}: {count(st['requests'])} requests, {share(st['repeated'] / st['requests'])} of them worded "
+            f"as an earlier one; context window {count(window)} tokens.\n\n"
+        )
+        head = [f"{d['name']} ({count(d['tools'])} tools)", "success", "searches", "steps", "input tokens"]
+        head += ["cost $", "no cache $", "cost x all-eager", "prefix changes"]
+        out.append(table(head, [arm_row(a) for a in d["arms"]]) + "\n")
     return "".join(out).rstrip("\n") + "\n"
 
 
 def eval_priors_ratios() -> str:
     rows = []
     for d in load("eval_priors")["datasets"]:
-        r = d["ratios"]
+        r, recall = d["ratios"], d["recall_at_5"]
+
+        def times(key: str, r: dict[str, Any] = r) -> str:
+            return pm(r[key]["mean"], r[key]["sd"], ".2f", "x")
+
         points = r["success_points"]
         rows.append(
             [
                 d["name"],
-                ratio(r["searches"], 2) + "x",
-                ratio(r["input_tokens"], 2) + "x",
-                ratio(r["cost"], 2) + "x",
-                f"{points:+.1f} points",
-                f"{ratio(r['recall_at_5_with'])} / {ratio(r['recall_at_5_without'])}",
+                times("searches"),
+                times("input_tokens"),
+                times("cost"),
+                times("cost_no_cache"),
+                pm(points["mean"], points["sd"], "+.1f") + " points",
+                f"{ratio(recall['with']['mean'])} / {ratio(recall['without']['mean'])}",
             ]
         )
-    head = ["", "searches", "input tokens", "session cost", "success", "held-out Recall@5 (with / without)"]
+    head = ["", "searches", "input tokens", "session cost", "no cache", "success", "held-out Recall@5 (with / without)"]
     return table(head, rows)
 
 
@@ -264,7 +294,11 @@ def readme_measured() -> str:
     hashes = {c["strategies"]["dispatch"]["prefix_hashes"] for c in tok["catalogs"]}
     seal, meta = learned["seal_tools"]["ratios"], learned["metatool"]["ratios"]
     seal_success = {a["name"]: a["success"] for a in learned["seal_tools"]["arms"]}
-    sessions = load("eval_priors")["settings"]["sessions"]
+    s = load("eval_priors")["settings"]
+
+    def times(r: dict[str, Any], key: str) -> str:
+        return pm(r[key]["mean"], r[key]["sd"], ".2f", "x")
+
     rows = [
         [
             "tool-definition tokens on step 1, GitHub MCP (117 tools)",
@@ -288,10 +322,12 @@ def readme_measured() -> str:
             "[deferred-tools.md](docs/deferred-tools.md#what-the-model-sees)",
         ],
         [
-            f"learned priors over {sessions} sessions, seal_tools, `greenroom eval`",
-            f"{ratio(seal['searches'], 2)}x the searches, {ratio(seal['cost'], 2)}x the session cost, input "
-            f"tokens {ratio(seal['input_tokens'], 2)}x, success {share(seal_success['dispatch+priors'])} "
-            f"(without priors {share(seal_success['dispatch'])}); metatool: {ratio(meta['cost'], 2)}x the cost",
+            f"learned priors over {s['sessions']} sessions of {s['requests']} requests, {s['seeds']} seeds, "
+            "seal_tools, `greenroom eval`",
+            f"{times(seal, 'searches')} the searches, {times(seal, 'cost')} the session cost "
+            f"({times(seal, 'cost_no_cache')} without caching), input tokens {times(seal, 'input_tokens')}, "
+            f"success {share(seal_success['dispatch+priors'])} (without priors {share(seal_success['dispatch'])}); "
+            f"metatool: {times(meta, 'cost')} the cost",
             "[priors.md](docs/priors.md#what-learning-is-worth)",
         ],
     ]

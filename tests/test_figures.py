@@ -80,3 +80,17 @@ def test_session_cost_figures_are_what_the_code_bills_today(bench: dict[str, Mod
     sessions = bench["sessions"]
     today = sessions.figures(sessions.replays(s["steps"], s["discoveries"]), s["steps"], s["discoveries"])
     assert today == committed, "sessions cost other figures: run python benchmarks/sessions.py --figures"
+
+
+def test_eval_figures_carry_the_spread_over_seeds_and_the_cost_without_the_cache(bench: dict[str, ModuleType]) -> None:
+    figures = bench["figures"]
+    committed = figures.load("eval_priors")
+    assert committed["settings"]["seeds"] > 1 and committed["settings"]["stream"] != "verbatim"
+    for dataset in committed["datasets"]:
+        assert dataset["stream"]["requests"] == committed["settings"]["sessions"] * 3 * committed["settings"]["seeds"]
+        for arm in dataset["arms"]:
+            assert arm["cost_no_cache_per_session"] >= arm["cost_per_session"]
+            assert set(arm["spread"]) >= {"success", "searches_per_session", "input_tokens_per_session", "cost_ratio"}
+        assert all(set(r) == {"mean", "sd"} for r in dataset["ratios"].values())
+    shown = figures.eval_priors() + figures.eval_priors_ratios() + figures.readme_measured()
+    assert " ± " in shown and "no cache $" in shown and "without caching" in shown

@@ -33,12 +33,22 @@ def eval_command(
     arms: Annotated[
         str | None, typer.Option(help=f"Comma-separated, of {', '.join(ARMS)}; default {DEFAULTS}.")
     ] = None,
-    sessions: Annotated[int, typer.Option(help="Sessions per arm.")] = 200,
-    pool: Annotated[int, typer.Option(help="Distinct tasks the sessions draw from.")] = 40,
-    zipf: Annotated[float, typer.Option(help="Zipf exponent of the task mix (0: uniform).")] = 1.1,
-    seed: Annotated[int, typer.Option(help="Seed of the task mix.")] = 7,
+    sessions: Annotated[int, typer.Option(help="Sessions per arm (and seed).")] = 200,
+    pool: Annotated[int, typer.Option(help="Distinct tools, workflows or tasks (--stream) drawn from.")] = 40,
+    zipf: Annotated[float, typer.Option(help="Zipf exponent of the mix (0: uniform).")] = 1.1,
+    seed: Annotated[int, typer.Option(help="Seed of the mix (the first, with --seeds).")] = 7,
+    stream: Annotated[
+        str, typer.Option(help="What recurs, each time in a fresh wording: tools, workflows; or verbatim tasks.")
+    ] = "tools",
+    requests: Annotated[int, typer.Option(help="Requests per session (one conversation).")] = 3,
+    seeds: Annotated[int, typer.Option(help="Streams to run, seeds --seed on: figures get a ± spread.")] = 1,
+    context_window: Annotated[
+        int | None, typer.Option(help="Tokens a request may have (0: no limit); default: the model's.")
+    ] = None,
     max_steps: Annotated[int | None, typer.Option(help="Model calls per session at most.")] = None,
-    price: Annotated[str, typer.Option(help="Price table for session cost.")] = "anthropic:claude-sonnet-4.5",
+    price: Annotated[
+        str, typer.Option(help="Price table for session cost (no-cache: without prompt caching).")
+    ] = "anthropic:claude-sonnet-4.5",
     concurrency: Annotated[int, typer.Option(help="Sessions at once against a real model.")] = 4,
     check_timeout: Annotated[float, typer.Option(help="Seconds a task's checker may take per session.")] = 10.0,
     out: Annotated[Path, typer.Option(help="Folder for results (resumed when run again).")] = Path("greenroom-eval"),
@@ -73,7 +83,7 @@ def eval_command(
             target,
             tasks,
             chosen,
-            Mix(sessions=sessions, pool=pool, zipf=zipf, seed=seed),
+            Mix(sessions, pool, zipf, seed, stream, requests, seeds),  # type: ignore[arg-type]  # stream checked
             out,
             agent="simulated" if agent == "simulated" else "model",
             price=price,
@@ -81,6 +91,7 @@ def eval_command(
             max_steps=max_steps,
             fresh=fresh,
             check_timeout=check_timeout,
+            context_window=context_window,
         )
     except (ArmError, EvalError, TaskFileError, ConfigError) as exc:
         _fail(str(exc))
@@ -95,21 +106,22 @@ def eval_command(
         console=err,
         transient=False,
     ) as bar:
-        ids = {a.name: bar.add_task(a.name, total=sessions) for a in chosen}
+        ids = {a.name: bar.add_task(a.name, total=sessions * seeds) for a in chosen}
 
         retries: dict[str, int] = {}
 
         def describe(arm: str) -> str:
-            done = counts.get(arm, [0, 0, 0])
-            text = f"{arm} · {done[1] / done[0]:.0%} done" if done[0] else arm
+            done = counts.get(arm, [0, 0, 0, 0])
+            text = f"{arm} · {done[1] / done[3]:.0%} done" if done[3] else arm
             text += f" · {done[2]} errors" if done[2] else ""
             return text + (f" · {retries[arm]} retries" if retries.get(arm) else "")
 
         def progress(arm: str, result: Any) -> None:
-            done = counts.setdefault(arm, [0, 0, 0])
+            done = counts.setdefault(arm, [0, 0, 0, 0])  # sessions, requests done, errors, requests
             done[0] += 1
-            done[1] += int(result.success)
+            done[1] += result.done
             done[2] += int(result.stop_reason == "error" or bool(result.error))
+            done[3] += result.asked
             bar.update(ids[arm], advance=1, description=describe(arm))
 
         def retried(arm: str, count: int) -> None:
@@ -129,7 +141,8 @@ def eval_command(
     if as_json:
         typer.echo(json.dumps(report, indent=2))
     else:
-        print_report(Console(), report, f"{target.label} · {sessions} sessions · agent {agent}")
+        spread = f", {seeds} seeds" if seeds > 1 else ""
+        print_report(Console(), report, f"{target.label} · {sessions} sessions{spread} · agent {agent}")
     if plot:
         plot_curves(report, plot, f"{target.label}: {sessions} sessions, agent {agent}")
 

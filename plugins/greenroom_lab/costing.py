@@ -33,6 +33,10 @@ class Price:
     cache_write: float
     cache: CacheModel
 
+    def without_cache(self) -> Price:
+        """The same list prices with no prompt caching: every input token at ``input``."""
+        return attrs.evolve(self, cache_read=self.input, cache_write=self.input, cache="none")
+
 
 #: Published list prices (per million tokens) used when no table is given.
 DEFAULT_PRICES: Mapping[str, Price] = {

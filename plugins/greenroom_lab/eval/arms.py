@@ -32,7 +32,7 @@ class Arm:
         """Its sessions must run one after another: each learns from the ones before."""
         return self.priors
 
-    def overlay(self, base: Path, folder: Path, max_steps: int | None = None) -> str:
+    def overlay(self, base: Path, folder: Path, max_steps: int | None = None, seed: int | None = None) -> str:
         """The TOML of this arm's config, extending ``base``."""
         lines = [
             f"# Written by `greenroom eval` for the arm {self.name!r}; rewritten on every run.",
@@ -46,7 +46,7 @@ class Arm:
             lines.append("enabled = false")
         else:
             lines += ["enabled = true", f"strategy = {_toml_string(self.strategy)}"]
-        store = "sqlite://" + (folder / f"{self.slug}.priors.sqlite3").as_posix()  # absolute: sqlite:///abs/...
+        store = "sqlite://" + (folder / f"{self.file(seed)}.priors.sqlite3").as_posix()  # absolute: sqlite:///abs/...
         lines += [
             "",
             "[plugins.priors-persistence]",
@@ -59,6 +59,11 @@ class Arm:
     @property
     def slug(self) -> str:
         return self.name.replace("+", "-")
+
+    def file(self, seed: int | None = None) -> str:
+        """The name its config and store have in the folder (one per seed: each seed
+        learns from its own sessions only)."""
+        return self.slug if seed is None else f"{self.slug}-seed{seed}"
 
 
 ARMS: dict[str, Arm] = {
@@ -99,12 +104,14 @@ def parse_arms(names: Sequence[str] | str | None) -> list[Arm]:
     return [ARMS[n] for n in dict.fromkeys(wanted)]
 
 
-def write_overlays(arms: Sequence[Arm], base: Path, folder: Path, max_steps: int | None = None) -> dict[str, Path]:
+def write_overlays(
+    arms: Sequence[Arm], base: Path, folder: Path, max_steps: int | None = None, seed: int | None = None
+) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     out: dict[str, Path] = {}
     for arm in arms:
-        path = folder / f"{arm.slug}.toml"
-        path.write_text(arm.overlay(base.resolve(), folder.resolve(), max_steps), encoding="utf-8")
+        path = folder / f"{arm.file(seed)}.toml"
+        path.write_text(arm.overlay(base.resolve(), folder.resolve(), max_steps, seed), encoding="utf-8")
         out[arm.name] = path
     return out
 

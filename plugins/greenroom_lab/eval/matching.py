@@ -4,7 +4,9 @@ Deliberately simple and independent of greenroom's ranking (which it is used to 
 words of the tool's name and the first sentence of its description, stemmed, against
 the words of the task's part. A tool *clearly fits* when most of its name's content
 words appear in the part, the way a reader recognises ``getWarehouseCapacity`` in
-"the capacity of warehouse 44".
+"the capacity of warehouse 44", or when half of its description's (two words at least)
+do, the way a reader takes "ResearchHelper - Find academic papers" for "papers on
+this topic in academic journals".
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ MAX_PARTS = 6
 
 CLEAR_FIT = 0.6
 """Share of a tool name's content words that must appear in a part for a clear fit."""
+
+CLEAR_DESCRIPTION = 0.5
+"""Or: share of its description's first-sentence content words (and at least
+``MIN_WORDS`` of them) that must appear in the part."""
 
 _WORD = re.compile(r"[A-Za-z]+|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -102,6 +108,7 @@ class Fit:
     name_share: float
     description_share: float
     parameter_share: float = 0.0
+    description_common: int = 0
 
     @property
     def score(self) -> float:
@@ -109,16 +116,20 @@ class Fit:
 
     @property
     def clear(self) -> bool:
-        return self.name_share >= CLEAR_FIT
+        return self.name_share >= CLEAR_FIT or (
+            self.description_share >= CLEAR_DESCRIPTION and self.description_common >= MIN_WORDS
+        )
 
 
 def fit(part_words: frozenset[str], tool: Known) -> Fit:
     name, desc, params = tool.name_words, tool.description_words, tool.parameter_words
+    common = len(desc & part_words)
     return Fit(
         tool,
         len(name & part_words) / len(name) if name else 0.0,
-        len(desc & part_words) / len(desc) if desc else 0.0,
+        common / len(desc) if desc else 0.0,
         len(params & part_words) / len(params) if params else 0.0,
+        common,
     )
 
 

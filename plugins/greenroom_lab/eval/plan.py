@@ -24,22 +24,20 @@ from greenroom_lab.eval.agent import SimulatedAgent
 from greenroom_lab.eval.arms import Arm, base_config, write_overlays
 from greenroom_lab.eval.checks import CHECK_TIMEOUT, Judge
 from greenroom_lab.eval.report import summarize
-from greenroom_lab.eval.runner import (
-    EvalError,
-    Progress,
-    ResultsFile,
-    Retried,
-    Settings,
-    digest,
-    no_progress,
-    no_retries,
-    run_arm,
-)
-from greenroom_lab.eval.tasks import Mix, Task, drop_unusable, load_tasks, session_stream
+from greenroom_lab.eval.results import EvalError, ResultsFile, Settings, digest
+from greenroom_lab.eval.runner import ArmSetup, Progress, Retried, no_progress, no_retries, run_arm
+from greenroom_lab.eval.tasks import STREAMS, Mix, Stream, Task, draw_stream, drop_unusable, load_tasks
+from greenroom_lab.eval.window import window_of
 
 log = logging.getLogger("greenroom.eval")
 
 AgentKind = Literal["simulated", "model"]
+
+PRICE_ALIASES = {"no-cache": "no-cache:claude-sonnet-4.5"}
+"""Short names ``--price`` takes beside the tables' own."""
+
+MAX_SEEDS = 100
+MAX_REQUESTS = 50
 
 
 @attrs.frozen
@@ -73,14 +71,24 @@ def prepare(
     max_steps: int | None = None,
     fresh: bool = False,
     check_timeout: float = CHECK_TIMEOUT,
+    context_window: int | None = None,
 ) -> Plan:
     """Check the evaluation and make it ready to run (see the module)."""
+    price = PRICE_ALIASES.get(price, price)
     if price not in DEFAULT_PRICES:
         raise EvalError(f"--price: no price named {price!r}; the prices are {', '.join(DEFAULT_PRICES)}")
     if concurrency < 1:
         raise EvalError("--concurrency must be at least 1")
     if mix.sessions < 1 or mix.pool < 1:
         raise EvalError("--sessions and --pool must be at least 1")
+    if mix.stream not in STREAMS:
+        raise EvalError(f"--stream must be one of {', '.join(STREAMS)}, not {mix.stream!r}")
+    if not 1 <= mix.requests <= MAX_REQUESTS:
+        raise EvalError(f"--requests must be from 1 to {MAX_REQUESTS}, not {mix.requests}")
+    if not 1 <= mix.seeds <= MAX_SEEDS:
+        raise EvalError(f"--seeds must be from 1 to {MAX_SEEDS}, not {mix.seeds}")
+    if context_window is not None and context_window < 0:
+        raise EvalError(f"--context-window must be a number of tokens, 0 for none, not {context_window}")
     if not math.isfinite(mix.zipf) or mix.zipf < 0:
         raise EvalError(f"--zipf must be a number of at least 0 (0: every task as likely), not {mix.zipf}")
     if not math.isfinite(check_timeout) or check_timeout <= 0:
@@ -111,12 +119,13 @@ def prepare(
         tasks_digest=digest(tasks_path),
         target=str(base),
         left_out=tuple(t.id for t in tasks if t.id not in kept_ids),
+        context_window=context_window,
     )
     results = ResultsFile(out, settings, fresh=fresh)
     return Plan(
         arms=tuple(arms),
-        stream=tuple(session_stream(kept, mix)),
-        configs=write_overlays(arms, base, out, max_steps),
+        streams={seed: draw_stream(kept, mix, seed) for seed in mix.seed_list},
+        configs={seed: write_overlays(arms, base, out, max_steps, seed) for seed in mix.seed_list},
         results=results,
         settings=settings,
         agent=agent,
@@ -124,6 +133,7 @@ def prepare(
         concurrency=concurrency,
         judge=Judge(check_timeout),
         warnings=tuple(warnings),
+        context_window=context_window,
     )
 
 
@@ -162,11 +172,12 @@ async def unusable_gold(config: Path, tasks: Sequence[Task]) -> dict[str, str]:
 
 @attrs.frozen
 class Plan:
-    """An evaluation ready to run: checked, its configs written, its sessions drawn."""
+    """An evaluation ready to run: checked, its configs written, its sessions drawn (one
+    stream and one config per arm for each seed)."""
 
     arms: tuple[Arm, ...]
-    stream: tuple[Task, ...]
-    configs: Mapping[str, Path]
+    streams: Mapping[int, Stream]
+    configs: Mapping[int, Mapping[str, Path]]
     results: ResultsFile
     settings: Settings
     agent: AgentKind
@@ -175,36 +186,49 @@ class Plan:
     judge: Judge
     warnings: tuple[str, ...]
     """One line per task left out (its gold tools cannot be called), with its file and line."""
+    context_window: int | None = None
+
+    @property
+    def stream(self) -> tuple[tuple[Task, ...], ...]:
+        """The sessions of the first seed."""
+        return next(iter(self.streams.values())).sessions
 
     def run(self, progress: Progress = no_progress, retried: Retried = no_retries) -> dict[str, Any]:
-        """Run every arm over the same session stream; return the report (``summarize``)."""
+        """Run every arm over the same session stream, seed by seed; return the report
+        (``summarize``)."""
         retries: dict[str, int] = {}
+        windows: dict[str, int] = {}
 
         def model() -> Model | None:
-            return SimulatedAgent() if self.agent == "simulated" else None
+            return SimulatedAgent() if self.agent == "simulated" else None  # made with nothing: it can read no gold
 
         async def go() -> None:
             # simulated sessions are CPU work on this loop: running them side by side gains nothing
             limiter = anyio.CapacityLimiter(1 if self.agent == "simulated" else self.concurrency)
-            for arm in self.arms:
-                retries[arm.name] = await run_arm(
-                    arm,
-                    self.configs[arm.name],
-                    self.stream,
-                    self.results,
-                    model=model,
-                    price=self.price,
-                    judge=self.judge,
-                    limiter=limiter,
-                    progress=progress,
-                    retried=retried,
-                )
+            setup = ArmSetup(model, self.price, self.judge, limiter, self.context_window, window_of(self.price))
+            for seed, stream in self.streams.items():
+                for arm in self.arms:
+                    spent, windows[arm.name] = await run_arm(
+                        arm,
+                        self.configs[seed][arm.name],
+                        seed,
+                        stream.sessions,
+                        self.results,
+                        setup,
+                        progress,
+                        retried,
+                    )
+                    retries[arm.name] = retries.get(arm.name, 0) + spent
 
         anyio.run(go)
-        report = summarize({a.name: self.results.results(a.name) for a in self.arms})
+        report = summarize(
+            {seed: {a.name: self.results.results(a.name, seed) for a in self.arms} for seed in self.streams}
+        )
         for entry in report["arms"]:
             entry["retries"] = retries.get(entry["name"], 0)  # provider retries in this run
+            entry["context_window"] = windows.get(entry["name"], 0)
         report["settings"] = self.settings.to_json()
+        report["stream"] = {str(seed): stream.to_json() for seed, stream in self.streams.items()}
         report["left_out"] = list(self.warnings)
         return report
 
@@ -222,6 +246,7 @@ def evaluate(
     max_steps: int | None = None,
     fresh: bool = False,
     check_timeout: float = CHECK_TIMEOUT,
+    context_window: int | None = None,
     progress: Progress = no_progress,
     retried: Retried = no_retries,
 ) -> dict[str, Any]:
@@ -239,6 +264,7 @@ def evaluate(
         max_steps=max_steps,
         fresh=fresh,
         check_timeout=check_timeout,
+        context_window=context_window,
     )
     for warning in plan.warnings:
         log.warning("%s", warning)

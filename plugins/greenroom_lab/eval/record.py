@@ -6,13 +6,15 @@ tools) with a stand-in result once the runtime has validated their arguments, an
 records, per run: each request as greenroom counted it (``RequestSent``), each
 response's usage as the provider reported it (``ResponseReceived``), the calls that
 reached a real tool with valid arguments (BeforeToolExecute sees them after dispatch is
-unwrapped and validation passed), the calls refused for bad arguments, and searches.
+unwrapped and validation passed) with their results (AfterToolExecute), the calls
+refused for bad arguments, and searches with their queries. ``requests_of`` turns a
+session's steps (its runs' one after another) into the blocks a prompt cache sees.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 import attrs
 
@@ -38,11 +40,18 @@ from greenroom_lab.eval.tasks import Call
 STAND_IN_NOTE = "stand-in result: the arguments are valid for this tool's schema"
 
 
+RESULT_CHARS = 2_000
+"""Characters of a call's result kept for checkers and ``sessions.jsonl``."""
+
+
 @attrs.define
 class Step:
-    """One request and its response's usage (zero when the model reports none)."""
+    """One request as greenroom counted it, and its response's usage (zero when the model
+    reports none)."""
 
-    request: Request
+    prefix_hash: str
+    prefix_tokens: int
+    messages_tokens: int
     counted: int
     input_tokens: int = 0
     cached_input_tokens: int = 0
@@ -57,23 +66,16 @@ class SessionRecord:
     steps: list[Step] = attrs.field(factory=list)
     calls: list[Call] = attrs.field(factory=list)
     searches: int = 0
+    queries: list[str] = attrs.field(factory=list)
+    """What each search that ran asked (``select:`` names, a group, or keywords)."""
     group_loads: int = 0
     answer: str = ""
-    _blocks: list[int] = attrs.field(factory=list)
-    _messages: int = 0
+    _open: dict[str, int] = attrs.field(factory=dict)
+    """Call id -> its place in ``calls``, until its result comes."""
 
-    def add_request(self, run_id: str, event: RequestSent) -> None:
-        # messages only ever grow within a run: each request's new messages are one more
-        # block, so a provider cache holds every block the previous request had
-        self._blocks.append(max(0, event.messages_tokens - self._messages))
-        self._messages = event.messages_tokens
-        request = Request(
-            prefix_hash=event.prefix_hash,
-            prefix_tokens=event.system_tokens + event.tools_tokens,
-            message_tokens=tuple(self._blocks),
-            message_ids=tuple(f"{run_id}:{i}" for i in range(len(self._blocks))),
-        )
-        self.steps.append(Step(request, event.total_tokens))
+    def add_request(self, event: RequestSent) -> None:
+        prefix = event.system_tokens + event.tools_tokens
+        self.steps.append(Step(event.prefix_hash, prefix, event.messages_tokens, event.total_tokens))
 
     def add_response(self, event: ResponseReceived) -> None:
         if not self.steps:
@@ -83,18 +85,49 @@ class SessionRecord:
         step.cached_input_tokens = event.cached_input_tokens
         step.cache_write_tokens = event.cache_write_tokens
         step.output_tokens = event.output_tokens
-        step.request = attrs.evolve(step.request, output_tokens=event.output_tokens)
         names = [c.get("name") for c in event.tool_calls]
         self.searches += names.count(SEARCH_TOOL)
         self.group_loads += names.count(LOAD_TOOL)
         if not event.tool_calls:
             self.answer = event.text
 
+    def add_call(self, call: ToolCall, tool: str) -> None:
+        self._open[call.id] = len(self.calls)
+        self.calls.append(Call(tool, dict(call.arguments or {}), valid=True))
+
+    def add_result(self, call: ToolCall, result: ToolResult) -> None:
+        at = self._open.pop(call.id, None)
+        if at is not None:
+            text = result.content if len(result.content) <= RESULT_CHARS else result.content[:RESULT_CHARS] + "..."
+            self.calls[at] = attrs.evolve(self.calls[at], result=text, is_error=result.is_error)
+
     @property
     def input_tokens(self) -> int:
         """Input tokens as the provider counted them, or as greenroom counted the
         requests when the model reports no usage (the simulated agent)."""
         return sum(s.input_tokens or s.counted for s in self.steps)
+
+
+def requests_of(steps: Sequence[Step], key: str) -> list[Request]:
+    """A session's requests as a prompt cache sees them: the prefix (tools and system),
+    then one block per request's new messages. Messages only grow within a session, so a
+    request holds every block of the one before (``key`` names the session's blocks)."""
+    out: list[Request] = []
+    blocks: list[int] = []
+    seen = 0
+    for step in steps:
+        blocks.append(max(0, step.messages_tokens - seen))
+        seen = step.messages_tokens
+        out.append(
+            Request(
+                prefix_hash=step.prefix_hash,
+                prefix_tokens=step.prefix_tokens,
+                message_tokens=tuple(blocks),
+                message_ids=tuple(f"{key}:{i}" for i in range(len(blocks))),
+                output_tokens=step.output_tokens,
+            )
+        )
+    return out
 
 
 class EvalProbe(Plugin):
@@ -114,18 +147,25 @@ class EvalProbe(Plugin):
 
     @hookimpl
     def greenroom_before_tool_execute(self, ctx: RunContext, call: ToolCall, tool: ToolDescriptor) -> Decision | None:
-        if tool.name not in (SEARCH_TOOL, LOAD_TOOL):
-            ctx.state[SessionRecord].calls.append(Call(tool.name, dict(call.arguments or {}), valid=True))
+        record = ctx.state[SessionRecord]
+        if tool.name == SEARCH_TOOL:
+            record.queries.append(str((call.arguments or {}).get("query", "")))
+        elif tool.name != LOAD_TOOL:
+            record.add_call(call, tool.name)
         if tool.name in self.stand_ins:
             return Decision.answer(ToolResult(json.dumps({"ok": True, "tool": tool.name, "note": STAND_IN_NOTE})))
         return None
+
+    @hookimpl
+    def greenroom_after_tool_execute(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> None:
+        ctx.state[SessionRecord].add_result(call, result)
 
     @hookimpl
     def greenroom_event(self, ctx: RunContext | None, event: Event) -> None:
         if ctx is None:
             return
         if isinstance(event, RequestSent):
-            ctx.state[SessionRecord].add_request(ctx.run_id, event)
+            ctx.state[SessionRecord].add_request(event)
         elif isinstance(event, ResponseReceived):
             ctx.state[SessionRecord].add_response(event)
         elif isinstance(event, ToolCallRejected):

@@ -1,15 +1,17 @@
-"""An evaluation's results for people and programs: per-arm figures, the learning curve,
-a table that fits 80 columns, JSON, and a plot.
+"""An evaluation's results for people and programs: per-arm figures with their spread
+over seeds, the learning curve, a table that fits 80 columns, JSON, and a plot.
 
-Every ratio is against the baseline arm of the same evaluation (all-eager when it ran,
-else the first arm), so the figures compare arms that saw the same sessions.
+Every ratio is against the baseline arm of the same evaluation and seed (all-eager
+when it ran, else the first arm), so the figures compare arms that saw the same
+sessions. With several seeds each figure is the mean of the seeds' figures, and its
+spread (``spread`` in the JSON, ``±`` in the table) their standard deviation.
 """
 
 from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from greenroom_lab.eval.arms import ARMS, BASELINE
-from greenroom_lab.eval.runner import SessionResult
+from greenroom_lab.eval.results import SessionResult
 from greenroom_lab.plots import pyplot
 
 WINDOWS = 10
@@ -28,18 +30,35 @@ WINDOWS = 10
 SHOWN_ERRORS = 3
 """Distinct error messages (a model's, a checker's) kept per arm in the report."""
 
+SPREAD_KEYS = (
+    "success",
+    "searches_per_session",
+    "steps_per_session",
+    "input_tokens_per_session",
+    "cost_per_session",
+    "cost_no_cache_per_session",
+    "cost_ratio",
+    "tokens_ratio",
+    "cache_read_share",
+    "invalid_calls_per_session",
+    "prefix_changes",
+)
+"""The figures that are means over seeds, each with its spread."""
+
 
 def _mean(values: Sequence[float]) -> float:
     return statistics.fmean(values) if values else 0.0
 
 
 def window_figures(results: Sequence[SessionResult]) -> dict[str, float]:
+    asked = sum(r.asked for r in results)
     return {
-        "success": _mean([float(r.success) for r in results]),
+        "success": sum(r.done for r in results) / asked if asked else 0.0,
         "searches": _mean([r.searches for r in results]),
         "steps": _mean([r.steps for r in results]),
         "input_tokens": _mean([r.input_tokens for r in results]),
         "cost": _mean([r.cost for r in results]),
+        "cost_no_cache": _mean([r.cost_no_cache for r in results]),
     }
 
 
@@ -62,70 +81,168 @@ def curve(results: Sequence[SessionResult], windows: int = WINDOWS) -> list[dict
     return out
 
 
-def summarize(by_arm: dict[str, list[SessionResult]]) -> dict[str, Any]:
-    """The report: ``{"baseline", "arms": [...]}`` with each arm's figures and curve."""
-    baseline = BASELINE if by_arm.get(BASELINE) else next(iter(by_arm), BASELINE)
-    base = window_figures(by_arm.get(baseline, []))
+def _ratio(value: float, base: float, base_whole: bool) -> float | None:
+    return value / base if base and base_whole else None
+
+
+def seed_figures(results: Sequence[SessionResult], base: Sequence[SessionResult]) -> dict[str, Any]:
+    """One arm's figures for one seed, ratios against that seed's baseline (none when the
+    baseline had a session past the context window: it never paid for what it sent)."""
+    fig, of_base = window_figures(results), window_figures(base)
+    whole = not any(r.over_window for r in base)
+    total_in = sum(r.input_tokens for r in results)
+    return {
+        "success": fig["success"],
+        "searches_per_session": fig["searches"],
+        "steps_per_session": fig["steps"],
+        "input_tokens_per_session": fig["input_tokens"],
+        "cost_per_session": fig["cost"],
+        "cost_no_cache_per_session": fig["cost_no_cache"],
+        "cost_ratio": _ratio(fig["cost"], of_base["cost"], whole),
+        "tokens_ratio": _ratio(fig["input_tokens"], of_base["input_tokens"], whole),
+        "cache_read_share": sum(r.cached_tokens for r in results) / total_in if total_in else 0.0,
+        "invalid_calls_per_session": _mean([r.invalid_calls for r in results]),
+        "prefix_changes": prefix_changes(results),
+    }
+
+
+def _over_seeds(per_seed: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, float | None]]:
+    means: dict[str, Any] = {}
+    spread: dict[str, float | None] = {}
+    for key in SPREAD_KEYS:
+        values = [f[key] for f in per_seed]
+        if any(v is None for v in values) or not values:
+            means[key], spread[key] = None, None
+            continue
+        means[key] = _mean(values)
+        spread[key] = statistics.stdev(values) if len(values) > 1 else 0.0
+    return means, spread
+
+
+def _mean_curve(curves: Sequence[list[dict[str, float]]]) -> list[dict[str, float]]:
+    """The seeds' curves averaged point by point (every seed has as many sessions)."""
+    points = [p for p in zip(*curves, strict=False)]
+    return [{k: _mean([p[k] for p in point]) for k in point[0]} for point in points]
+
+
+def summarize(by_seed: Mapping[int, Mapping[str, Sequence[SessionResult]]]) -> dict[str, Any]:
+    """The report: ``{"baseline", "seeds", "arms": [...]}`` with each arm's figures (means
+    over seeds), their ``spread``, each seed's own (``per_seed``), the counts of errors,
+    and the curve."""
+    first = next(iter(by_seed.values()), {})
+    baseline = BASELINE if first.get(BASELINE) else next(iter(first), BASELINE)
     arms = []
-    for name, results in by_arm.items():
+    for name in first:
+        per_seed = [seed_figures(runs[name], runs.get(baseline, [])) for runs in by_seed.values()]
+        means, spread = _over_seeds(per_seed)
+        results = [r for runs in by_seed.values() for r in runs[name]]
         arm = ARMS[name]
-        fig = window_figures(results)
-        total_in = sum(r.input_tokens for r in results)
         arms.append(
             {
                 "name": name,
                 "strategy": arm.strategy,
                 "priors": arm.priors,
                 "sessions": len(results),
-                "success": fig["success"],
-                "searches_per_session": fig["searches"],
-                "steps_per_session": fig["steps"],
-                "input_tokens_per_session": fig["input_tokens"],
-                "cost_per_session": fig["cost"],
-                "cost_ratio": fig["cost"] / base["cost"] if base["cost"] else None,
-                "tokens_ratio": fig["input_tokens"] / base["input_tokens"] if base["input_tokens"] else None,
-                "cache_read_share": sum(r.cached_tokens for r in results) / total_in if total_in else 0.0,
-                "invalid_calls_per_session": _mean([r.invalid_calls for r in results]),
-                "prefix_changes": prefix_changes(results),
+                **means,
+                "spread": spread,
+                "per_seed": [{"seed": seed, **f} for seed, f in zip(by_seed, per_seed, strict=True)],
                 "errors": sum(r.stop_reason == "error" or bool(r.error) for r in results),
                 "check_errors": sum(bool(r.error) and r.stop_reason != "error" for r in results),
-                "error_messages": list(dict.fromkeys(r.error for r in results if r.error))[:SHOWN_ERRORS],
-                "curve": curve(results),
+                "over_window": sum(bool(r.over_window) for r in results),
+                "largest_refused": max((r.over_window for r in results), default=0),
+                # a request past the window is said once, on its own line, not as a message per size
+                "error_messages": list(dict.fromkeys(r.error for r in results if r.error and not r.over_window))[
+                    :SHOWN_ERRORS
+                ],
+                "curve": _mean_curve([curve(list(runs[name])) for runs in by_seed.values()]),
             }
         )
-    return {"baseline": baseline, "arms": arms}
+    return {"baseline": baseline, "seeds": list(by_seed), "arms": arms}
 
 
-def _ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+def _fixed(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _tokens(value: float) -> str:
+    return f"{value / 1000:,.0f}k" if value >= 100_000 else f"{value:,.0f}"
+
+
+def _cells(a: Mapping[str, Any]) -> tuple[str, ...]:
+    return (
+        f"{a['success']:.0%}",
+        _fixed(a["searches_per_session"], 2),
+        f"{a['input_tokens_per_session']:,.0f}",
+        _fixed(a["cost_per_session"], 4),
+        _fixed(a["cost_no_cache_per_session"], 4),
+        _fixed(a["cost_ratio"], 3),
+    )
+
+
+def _spread_cells(a: Mapping[str, Any]) -> tuple[str, ...]:
+    sd = a["spread"]
+
+    def pm(text: str) -> str:
+        return "-" if text == "-" else "±" + text
+
+    return (
+        pm(f"{100 * sd['success']:.0f}") if sd["success"] is not None else "-",
+        pm(_fixed(sd["searches_per_session"], 2)),
+        pm(_tokens(sd["input_tokens_per_session"])) if sd["input_tokens_per_session"] is not None else "-",
+        pm(_fixed(sd["cost_per_session"], 4)),
+        pm(_fixed(sd["cost_no_cache_per_session"], 4)),
+        pm(_fixed(sd["cost_ratio"], 3)),
+    )
+
+
+def _say_stream(console: Console, report: Mapping[str, Any]) -> None:
+    """What the stream was: how many requests, and how many worded as an earlier one."""
+    mix, streams = report.get("settings", {}).get("mix"), list(report.get("stream", {}).values())
+    if not mix or not streams:
+        return
+    asked = sum(s["requests"] for s in streams)
+    repeated = sum(s["repeated"] for s in streams)
+    console.print(
+        f"stream {mix['stream']}: {asked:,} requests, {mix['requests']} a session; "
+        f"{repeated:,} ({repeated / asked if asked else 0:.0%}) worded as an earlier one",
+        highlight=False,
+    )
 
 
 def print_report(console: Console, report: dict[str, Any], title: str) -> None:
-    """One row per arm; sized for 80 columns (short headers, no vertical rules)."""
+    """One row per arm (and one of ± under it with several seeds); sized for 80 columns
+    (short headers, no vertical rules; steps and the other figures are in the JSON)."""
+    seeds = len(report.get("seeds") or [0])
+    spread = f"; ± over {seeds} seeds (standard deviation)" if seeds > 1 else ""
     table = Table(
         title=escape(title),
-        caption=f"per session; x base: cost over {report['baseline']}'s",
+        caption=f"per session; cost $ with the prompt cache, no cache: $ without it; x base: cost over "
+        f"{report['baseline']}'s{spread}",
         box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
     )
-    headers = ("arm", "success", "searches", "steps", "input tok", "cost $", "x base")
+    headers = ("arm", "success", "searches", "input tok", "cost $", "no cache", "x base")
     for i, col in enumerate(headers):
-        table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i == 0)
+        table.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
     for a in report["arms"]:
-        table.add_row(
-            escape(a["name"]),
-            f"{a['success']:.0%}",
-            f"{a['searches_per_session']:.2f}",
-            f"{a['steps_per_session']:.2f}",
-            f"{a['input_tokens_per_session']:,.0f}",
-            f"{a['cost_per_session']:.4f}",
-            _ratio(a["cost_ratio"]),
-        )
+        table.add_row(escape(a["name"]), *_cells(a))
+        if seeds > 1:
+            table.add_row("", *_spread_cells(a), style="dim")
     console.print(table)
+    _say_stream(console, report)
     for a in report["arms"]:
-        if a["errors"]:
+        if a["over_window"]:
+            console.print(
+                f"[yellow]{escape(a['name'])}: {a['over_window']} sessions ended at a request past the context "
+                f"window of {a.get('context_window', 0):,} tokens ({a['largest_refused']:,} at most; not sent)[/]",
+                highlight=False,
+            )
+        others = a["errors"] - a["over_window"]
+        if others:
             checks = f" ({a['check_errors']} of them a failed task check)" if a.get("check_errors") else ""
             console.print(
-                f"[yellow]{escape(a['name'])}: {a['errors']} sessions ended in an error{checks}[/]", highlight=False
+                f"[yellow]{escape(a['name'])}: {others} sessions ended in an error{checks}[/]", highlight=False
             )
             for message in a.get("error_messages", ()):  # a checker's name can read as an emoji code
                 console.print(f"[yellow]  {escape(message)}[/]", highlight=False, emoji=False)

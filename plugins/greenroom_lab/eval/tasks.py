@@ -8,9 +8,11 @@ A task file has the datasets' format, one task a line::
 session's ``Transcript`` and returns whether the task was done, on top of the gold
 tools being called with valid arguments (for tasks where what was passed matters).
 
-Sessions repeat tasks the way an agent's work does: a pool of tasks is drawn from the
-file, and each session takes one of them with Zipf-like weights (the r-th most common
-task is 1/r^s as likely as the first), seeded, so learning has something to learn.
+Sessions repeat work the way an agent's does: a pool of units (tools, workflows or the
+tasks themselves) is drawn from the file, and each request of a session takes one of
+them with Zipf-like weights (the r-th most common unit is 1/r^s as likely as the
+first), seeded, so learning has something to learn; a unit that comes back is worded
+afresh (another task of the file that needs it) while the file has other wordings.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -35,16 +37,20 @@ class TaskFileError(ValueError):
 
 @attrs.frozen
 class Call:
-    """One call the session made to a real tool (a dispatched call already unwrapped)."""
+    """One call the session made to a real tool (a dispatched call already unwrapped), and
+    what it answered (empty for a call refused for its arguments)."""
 
     tool: str
     arguments: Mapping[str, Any]
     valid: bool
+    result: str = ""
+    is_error: bool = False
 
 
 @attrs.frozen
 class Transcript:
-    """What a task's checker is given: the task, the calls and the final answer."""
+    """What a task's checker is given: the task (one request of the session), the calls
+    made for it with their results, and the final answer."""
 
     task: Task
     calls: tuple[Call, ...]
@@ -129,22 +135,93 @@ def drop_unusable(tasks: Sequence[Task], unusable: Mapping[str, str]) -> tuple[l
     return kept, warnings
 
 
+StreamKind = Literal["tools", "workflows", "verbatim"]
+STREAMS: tuple[StreamKind, ...] = ("tools", "workflows", "verbatim")
+"""What the stream repeats: a tool (a session asks for it in a wording of any task that
+uses it), a workflow (the same gold tools, in a wording of any task that has them), or
+a task word for word."""
+
+
 @attrs.frozen
 class Mix:
-    """How sessions draw tasks: ``pool`` distinct tasks, Zipf exponent ``zipf``, ``seed``."""
+    """How sessions draw their requests: ``pool`` distinct units (tools, workflows or
+    tasks, by ``stream``) with Zipf exponent ``zipf``; ``requests`` a session; ``seeds``
+    streams, drawn from ``seed``, ``seed + 1``, ..."""
 
     sessions: int
     pool: int = 40
     zipf: float = 1.1
     seed: int = 7
+    stream: StreamKind = "tools"
+    requests: int = 3
+    seeds: int = 1
+
+    @property
+    def seed_list(self) -> tuple[int, ...]:
+        return tuple(range(self.seed, self.seed + self.seeds))
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
 
 
-def session_stream(tasks: Sequence[Task], mix: Mix) -> list[Task]:
-    """The task of each session, in order: the same for every arm and every run."""
-    rng = random.Random(mix.seed)
-    pool = rng.sample(list(tasks), min(mix.pool, len(tasks)))  # also the popularity order
+@attrs.frozen
+class Stream:
+    """The requests of each session, in order: the same for every arm and every run of
+    the same mix and seed; and how much of it is worded afresh."""
+
+    sessions: tuple[tuple[Task, ...], ...]
+    units: int
+    """Distinct units (tools, workflows or tasks) in the pool."""
+    wordings: int
+    """Distinct task texts the requests use."""
+    repeated: int
+    """Requests worded as an earlier request was (the same task again)."""
+
+    def to_json(self) -> dict[str, int]:
+        requests = sum(len(s) for s in self.sessions)
+        return {"units": self.units, "requests": requests, "wordings": self.wordings, "repeated": self.repeated}
+
+
+def units(tasks: Sequence[Task], kind: StreamKind) -> dict[str, list[Task]]:
+    """The stream's units, in the order the file first names them, each with its wordings."""
+    out: dict[str, list[Task]] = {}
+    for task in tasks:
+        if kind == "tools":
+            keys: Sequence[str] = task.gold
+        elif kind == "workflows":
+            keys = ["\n".join(sorted(task.gold))]  # no tool name holds a line break
+        else:
+            keys = [task.id]
+        for key in keys:
+            out.setdefault(key, []).append(task)
+    return out
+
+
+def draw_stream(tasks: Sequence[Task], mix: Mix, seed: int | None = None) -> Stream:
+    """The stream of ``mix`` (with ``seed``, default the mix's): units drawn Zipf-like
+    from a pool, each drawn unit worded by the next of its tasks in a shuffled order, so
+    that a unit comes back in a fresh wording until its wordings are used up. The pool
+    prefers units with more than one wording when there are enough of them."""
+    rng = random.Random(mix.seed if seed is None else seed)
+    by_unit = units(tasks, mix.stream)
+    names = list(by_unit)
+    varied = [u for u in names if len(by_unit[u]) > 1]
+    candidates = varied if len(varied) >= mix.pool else names
+    pool = rng.sample(candidates, min(mix.pool, len(candidates)))  # also the popularity order
     weights = [rank**-mix.zipf for rank in range(1, len(pool) + 1)]  # never overflows, whatever zipf
-    return rng.choices(pool, weights=weights, k=mix.sessions)
+    drawn = rng.choices(pool, weights=weights, k=mix.sessions * mix.requests)
+    order = {u: rng.sample(by_unit[u], len(by_unit[u])) for u in pool}
+    taken: dict[str, int] = {}
+    requests: list[Task] = []
+    for unit in drawn:
+        wordings = order[unit]
+        requests.append(wordings[taken.get(unit, 0) % len(wordings)])
+        taken[unit] = taken.get(unit, 0) + 1
+    seen: set[str] = set()
+    repeated = 0
+    for task in requests:
+        repeated += task.id in seen
+        seen.add(task.id)
+    k = mix.requests
+    sessions = tuple(tuple(requests[i : i + k]) for i in range(0, len(requests), k))
+    return Stream(sessions, len(pool), len(seen), repeated)

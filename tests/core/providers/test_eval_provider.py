@@ -56,7 +56,7 @@ catalogs = ["tools.jsonl"]
 
 def run_arms(config: Path, tasks: Path, arms: str, sessions: int, tmp_path: Path, **options: Any) -> dict[str, Any]:
     """``greenroom eval`` of the one task, ``sessions`` times, with the configured model."""
-    mix = Mix(sessions=sessions, pool=1, zipf=1.0, seed=1)
+    mix = Mix(sessions=sessions, pool=1, zipf=1.0, seed=1, requests=1)
     return evaluate(
         Target(config=config), tasks, parse_arms(arms), mix, tmp_path / "out", agent="model", price=PRICE, **options
     )
@@ -139,3 +139,58 @@ def test_a_session_whose_model_fails_for_good_is_an_error_and_the_eval_goes_on(
     (arm,) = report["arms"]
     assert arm["sessions"] == 3 and arm["errors"] == 1 and arm["retries"] == 2
     assert arm["success"] == 2 / 3
+
+
+class Conversant:
+    """Per request of a session: search its words, dispatch the first tool found, answer.
+    Reports prompt tokens from each request's size."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self.reported: list[int] = []
+
+    def __call__(self, rec: Recorded) -> Reply:
+        body = rec.body
+        self.bodies.append(body)
+        messages = body["messages"]
+        last = max(i for i, m in enumerate(messages) if m["role"] == "user")
+        step = len([m for m in messages[last + 1 :] if m["role"] == "tool"])
+        prompt = len(rec.raw) // 4
+        self.reported.append(prompt)
+        if step == 0:
+            calls = [openai_tool_call("s", "ToolSearch", json.dumps({"query": messages[last]["content"]}))]
+        elif step == 1:
+            args = json.dumps({"tool_name": "getWeatherForecast", "arguments": {"city": "Paris"}})
+            calls = [openai_tool_call("c", "deferred_tool_call", args)]
+        else:
+            return Reply(body=chat_completion("Sunny.", prompt_tokens=prompt))
+        return Reply(body=chat_completion(None, calls, prompt_tokens=prompt))
+
+
+def test_sessions_of_several_requests_against_a_compatible_server(server: FakeLLMServer, tmp_path: Path) -> None:
+    config, tasks = write_files(tmp_path, server)
+    config.write_text(config.read_text().replace("openai:test-model", "openai:gpt-4o-mini"))
+    model = Conversant()
+    server.responder = model
+    mix = Mix(sessions=2, pool=1, zipf=1.0, seed=1, requests=2)
+    report = evaluate(Target(config=config), tasks, parse_arms("dispatch"), mix, tmp_path / "out", agent="model")
+    (arm,) = report["arms"]
+    assert arm["success"] == 1.0 and arm["errors"] == 0 and arm["steps_per_session"] == 6
+    assert arm["context_window"] == 128_000  # gpt-4o's, from the arm's model
+    assert arm["input_tokens_per_session"] * 2 == sum(model.reported)
+    price = DEFAULT_PRICES["anthropic:claude-sonnet-4.5"]
+    no_cache = (sum(model.reported) * price.input + 6 * 2 * 10 * price.output) / 1e6
+    assert abs(arm["cost_no_cache_per_session"] * 2 - no_cache) < 1e-12
+    # the second request of a session is sent with the first's conversation before it
+    second = [b for b in model.bodies if sum(m["role"] == "user" for m in b["messages"]) == 2]
+    assert len(second) == 2 * 3 and all(len(b["messages"]) >= 8 for b in second)
+
+
+def test_a_request_past_the_context_window_never_reaches_the_server(server: FakeLLMServer, tmp_path: Path) -> None:
+    config, tasks = write_files(tmp_path, server)
+    server.responder = Conversant()
+    mix = Mix(sessions=2, pool=1, zipf=1.0, seed=1, requests=2)
+    arms = parse_arms("all-eager")
+    report = evaluate(Target(config=config), tasks, arms, mix, tmp_path / "out", agent="model", context_window=300)
+    (arm,) = report["arms"]
+    assert arm["over_window"] == 2 and arm["success"] == 0 and server.requests == []

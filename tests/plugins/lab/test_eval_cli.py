@@ -43,6 +43,10 @@ def one_line_error(result: Any, said: str) -> None:
         (["--sessions", "0"], "--sessions and --pool must be at least 1"),
         (["--pool", "0"], "--sessions and --pool must be at least 1"),
         (["--agent", "model"], "--agent model with --tools needs --model SPEC"),
+        (["--stream", "poems"], "--stream must be one of tools, workflows, verbatim, not 'poems'"),
+        (["--requests", "0"], "--requests must be from 1 to 50, not 0"),
+        (["--seeds", "0"], "--seeds must be from 1 to 100, not 0"),
+        (["--context-window", "-5"], "--context-window must be a number of tokens, 0 for none, not -5"),
     ],
 )
 def test_settings_that_cannot_work_stop_before_any_session(
@@ -147,3 +151,13 @@ def test_a_model_the_config_cannot_build_stops_the_evaluation_with_its_key(
     assert result.exit_code == 2 and result.stdout == "" and "Traceback" not in result.output
     said = " ".join(result.stderr.split())
     assert f"error: {config}: agent.model: unknown model provider 'nosuchprovider'" in said
+
+
+def test_price_no_cache_bills_every_input_token_at_the_input_price(catalog: tuple[Path, Path], tmp_path: Path) -> None:
+    tools, tasks = catalog
+    args = ["--tools", str(tools), "--tasks", str(tasks), "--arms", "dispatch", "--sessions", "3", "--json"]
+    cached = json.loads(cli(*args, "--out", str(tmp_path / "a")).stdout)["arms"][0]
+    plain = json.loads(cli(*args, "--out", str(tmp_path / "b"), "--price", "no-cache").stdout)["arms"][0]
+    assert plain["cost_no_cache_per_session"] == cached["cost_no_cache_per_session"]
+    assert plain["cost_per_session"] == pytest.approx(plain["cost_no_cache_per_session"], rel=1e-12)
+    assert cached["cost_per_session"] < cached["cost_no_cache_per_session"]

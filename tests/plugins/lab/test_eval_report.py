@@ -12,8 +12,9 @@ import pytest
 from rich.console import Console
 
 from greenroom_lab.costing import Request
-from greenroom_lab.eval.report import SHOWN_ERRORS, WINDOWS, curve, prefix_changes, print_report, summarize
-from greenroom_lab.eval.runner import SessionResult
+from greenroom_lab.eval.report import SHOWN_ERRORS, WINDOWS, curve, prefix_changes, print_report
+from greenroom_lab.eval.report import summarize as report_of
+from greenroom_lab.eval.results import SessionResult
 
 ARM_KEYS = {
     "name",
@@ -25,6 +26,7 @@ ARM_KEYS = {
     "steps_per_session",
     "input_tokens_per_session",
     "cost_per_session",
+    "cost_no_cache_per_session",
     "cost_ratio",
     "tokens_ratio",
     "cache_read_share",
@@ -32,8 +34,12 @@ ARM_KEYS = {
     "prefix_changes",
     "errors",
     "check_errors",
+    "over_window",
+    "largest_refused",
     "error_messages",
     "curve",
+    "spread",
+    "per_seed",
 }
 
 
@@ -52,7 +58,14 @@ def result(arm: str, index: int, **values: Any) -> SessionResult:
         "invalid_calls": 0,
         "stop_reason": "stop",
     }
-    return SessionResult(arm=arm, index=index, **{**fields, **values})
+    merged = {**fields, **values}
+    merged.setdefault("done", int(merged["success"]))
+    return SessionResult(arm=arm, index=index, **merged)
+
+
+def summarize(by_arm: dict[str, list[SessionResult]]) -> dict[str, Any]:
+    """The report of one seed's results."""
+    return report_of({7: by_arm})
 
 
 def tail(prefix: str) -> Request:
@@ -169,3 +182,51 @@ def test_an_arm_without_errors_or_retries_adds_no_note() -> None:
     text = printed(summarize({"all-eager": [result("all-eager", 0)]}))
     assert "error" not in text and "retried" not in text
     assert "1.000" in text  # its own baseline
+
+
+def test_with_several_seeds_each_figure_is_their_mean_with_its_spread() -> None:
+    report = report_of(
+        {
+            7: {
+                "all-eager": [result("all-eager", 0, cost=0.04, input_tokens=4000)],
+                "dispatch": [result("dispatch", 0, cost=0.01, input_tokens=1000, searches=2)],
+            },
+            8: {
+                "all-eager": [result("all-eager", 0, cost=0.04, input_tokens=4000)],
+                "dispatch": [result("dispatch", 0, cost=0.02, input_tokens=3000, searches=4, success=False)],
+            },
+        }
+    )
+    assert report["seeds"] == [7, 8]
+    dispatch = report["arms"][1]
+    assert dispatch["sessions"] == 2 and dispatch["success"] == 0.5
+    assert dispatch["searches_per_session"] == 3 and dispatch["spread"]["searches_per_session"] == pytest.approx(2**0.5)
+    assert dispatch["cost_ratio"] == pytest.approx(0.375)  # the mean of each seed's ratio: 0.25 and 0.5
+    assert dispatch["spread"]["cost_ratio"] == pytest.approx(0.25 / 2**0.5)
+    assert dispatch["spread"]["success"] == pytest.approx(2**0.5 / 2)
+    assert report["arms"][0]["spread"]["cost_ratio"] == 0.0
+    assert [(f["seed"], f["searches_per_session"]) for f in dispatch["per_seed"]] == [(7, 2), (8, 4)]
+    text = printed(report)
+    assert max(map(len, text.splitlines())) <= 80
+    assert "±1.41" in text and "±71" in text and "± over 2 seeds" in " ".join(text.split())
+
+
+def test_a_baseline_past_the_context_window_gives_no_ratio_and_is_said() -> None:
+    refused = "request of 300,000 tokens at step 1 is past the context window of 200,000 (--context-window)"
+    report = summarize(
+        {
+            "all-eager": [
+                result("all-eager", 0, success=False, stop_reason="error", error=refused, over_window=300_000)
+            ],
+            "dispatch": [result("dispatch", 0, cost=0.01, cost_no_cache=0.05)],
+        }
+    )
+    report["arms"][0]["context_window"] = 200_000
+    eager, dispatch = report["arms"]
+    assert eager["over_window"] == 1 and eager["errors"] == 1 and eager["largest_refused"] == 300_000
+    assert dispatch["cost_ratio"] is None and dispatch["tokens_ratio"] is None  # against what was never sent
+    assert dispatch["cost_no_cache_per_session"] == 0.05
+    said = " ".join(printed(report).split())
+    assert "all-eager: 1 sessions ended at a request past the context window of 200,000 tokens" in said
+    assert "(300,000 at most; not sent)" in said and "ended in an error" not in said
+    assert "0.0100 0.0500 -" in said  # the cost with the cache, without it, and no ratio

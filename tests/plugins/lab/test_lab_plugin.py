@@ -1,7 +1,7 @@
 """The lab is a first-party plugin of its own: ``greenroom plugins`` lists ``lab`` with the
 one hook that adds ``greenroom eval`` and ``greenroom bench``, deferred-tools adds no
 command any more, and the commands keep every option they had, through the real
-``greenroom`` command line (entry points, not a test double)."""
+``greenroom`` command line (entry points, not a test double), with the options added since."""
 
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ EVAL_OPTIONS = [
     "--pool",
     "--zipf",
     "--seed",
+    "--stream",
+    "--requests",
+    "--seeds",
+    "--context-window",
     "--max-steps",
     "--price",
     "--concurrency",

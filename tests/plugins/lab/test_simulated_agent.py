@@ -10,9 +10,10 @@ from typing import Any
 
 import anyio
 
-from greenroom import Message, ModelRequest, ModelResponse, ToolCall, ToolDescriptor
+from greenroom import Message, ModelRequest, ModelResponse, SystemSection, ToolCall, ToolDescriptor
 from greenroom_deferred import DISPATCH_TOOL, LOAD_TOOL, SEARCH_TOOL
-from greenroom_lab.eval.agent import ANSWER, NOTHING_LEFT, SimulatedAgent, found_tools
+from greenroom_lab.eval.agent import ANSWER, NOTHING_LEFT, SimulatedAgent
+from greenroom_lab.eval.reading import found_tools
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 WEATHER = ToolDescriptor("getWeatherForecast", "Get the weather forecast for a city", CITY)
@@ -103,3 +104,65 @@ def test_found_tools_reads_the_functions_of_a_search_answer_and_skips_what_is_no
     )
     assert [(k.name, k.description) for k in found_tools(text)] == [("a", "A"), ("b", "")]
     assert found_tools("No tools matched.") == []
+
+
+def ask_with(system: str, tools: list[ToolDescriptor], *messages: Message, step: int = 1) -> ModelResponse:
+    request = ModelRequest(
+        system=(SystemSection("deferred-tools", system),), tools=tuple(tools), messages=messages, step=step
+    )
+    return anyio.run(SimulatedAgent().complete, request)
+
+
+LISTING = (
+    "Deferred tools (schemas not loaded). Get a tool's schema with ToolSearch.\n\n"
+    "<available-deferred-tools>\n"
+    "getWeatherForecast - Get the weather forecast for a city\n"
+    "ResearchHelper - Find academic papers and journal articles\n"
+    "</available-deferred-tools>"
+)
+
+
+def test_a_tool_the_system_prompt_lists_is_asked_for_by_name() -> None:
+    task = Message("user", "What is the weather forecast for Paris? Find academic papers in journals about it.")
+    response = ask_with(LISTING, [SEARCH, DISPATCH], task)
+    # by its name for the first part, by its description for the second: one search for both
+    assert calls(response) == [(SEARCH_TOOL, {"query": "select:getWeatherForecast,ResearchHelper"})]
+
+
+def test_names_the_listing_gives_without_descriptions_are_read_too() -> None:
+    for listing in (
+        "Other deferred tools, by domain:\n- travel (40 tools)\n  bookTaxi, reserveHotelRoom, ... (+38 more)",
+        "<available-deferred-tools>\ntravel: bookTaxi reserveHotelRoom\n</available-deferred-tools>",
+    ):
+        response = ask_with(listing, [SEARCH, DISPATCH], Message("user", PART))
+        assert calls(response) == [(SEARCH_TOOL, {"query": "select:reserveHotelRoom"})], listing
+    prose = "You are a helpful assistant, and you reserve rooms, book hotels\nUse tools when they help"
+    response = ask_with(prose, [SEARCH, DISPATCH], Message("user", PART))
+    assert calls(response) == [(SEARCH_TOOL, {"query": PART})]  # prose names no tool
+
+
+def test_a_selected_tool_is_called_once_its_schema_came_and_a_name_not_found_is_searched_for() -> None:
+    asked = Message("user", PART)
+    select = Message("assistant", "", tool_calls=(ToolCall("s1_0", SEARCH_TOOL, {"query": "select:reserveHotelRoom"}),))
+    listing = "<available-deferred-tools>\nreserveHotelRoom - Reserve a hotel room\n</available-deferred-tools>"
+    found = ask_with(listing, [SEARCH, DISPATCH], asked, select, search_answer("s1_0", HOTEL), step=2)
+    assert calls(found) == [(DISPATCH_TOOL, {"tool_name": "reserveHotelRoom", "arguments": {}})]
+    missing = Message("tool", "No tools matched select reserveHotelRoom.", tool_call_id="s1_0")
+    again = ask_with(listing, [SEARCH, DISPATCH], asked, select, missing, step=2)
+    assert calls(again) == [(SEARCH_TOOL, {"query": PART})]  # no second select of the same name
+
+
+def test_it_works_on_the_latest_request_and_remembers_the_schemas_the_session_found() -> None:
+    first = Message("user", "What is the weather forecast for Paris?")
+    searched = Message("assistant", "", tool_calls=(ToolCall("s1_0", SEARCH_TOOL, {"query": first.content}),))
+    weather = Message("assistant", "", tool_calls=(ToolCall("c2_0", DISPATCH_TOOL, {"tool_name": WEATHER.name}),))
+    history = [first, searched, search_answer("s1_0", WEATHER), weather, Message("assistant", ANSWER)]
+    # the same tool again, in other words: its schema is in the conversation, no search
+    response = ask([SEARCH, DISPATCH], *history[1:], Message("user", "And the weather forecast for Rome?"), step=4)
+    assert calls(response) == [(DISPATCH_TOOL, {"tool_name": WEATHER.name, "arguments": {"city": "example"}})]
+
+
+def test_a_tool_is_recognised_by_its_description_as_well_as_its_name() -> None:
+    papers = ToolDescriptor("ResearchHelper", "Find academic papers and journal articles", None)
+    response = ask([SEARCH, DISPATCH, papers], task="Find academic papers in journals about bees.")
+    assert calls(response) == [("ResearchHelper", {})]  # seen, and clearly fits by its description

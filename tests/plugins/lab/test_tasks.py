@@ -1,6 +1,7 @@
 """Task files and the session stream: every line that is not a task is an error naming
 its file and line, ids are unique, and the stream every arm runs is the same for the
-same mix, drawn from ``--pool`` tasks with the Zipf weights ``--zipf`` gives."""
+same mix and seed, drawn from ``--pool`` units (tools, workflows or tasks) with the Zipf
+weights ``--zipf`` gives, each unit coming back in a fresh wording while the file has one."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import json
 import os
 from pathlib import Path
 
+import attrs
 import pytest
 
-from greenroom_lab.eval.tasks import MAX_TASK_BYTES, Mix, Task, TaskFileError, load_tasks, session_stream
+from greenroom_lab.eval.tasks import MAX_TASK_BYTES, Mix, Task, TaskFileError, draw_stream, load_tasks
 
 
 def tasks(n: int) -> list[Task]:
@@ -56,12 +58,20 @@ def test_a_named_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
         load_tasks(pipe)
 
 
+def session_stream(tasks: list[Task], mix: Mix) -> list[Task]:
+    """The verbatim stream, one request a session: each session's task."""
+    sessions = draw_stream(tasks, attrs.evolve(mix, stream="verbatim", requests=1)).sessions
+    assert all(len(s) == 1 for s in sessions)
+    return [s[0] for s in sessions]
+
+
 def test_the_stream_is_the_same_for_the_same_mix_and_differs_by_seed() -> None:
     pool = tasks(30)
     mix = Mix(sessions=200, pool=10, zipf=1.1, seed=3)
     first = session_stream(pool, mix)
     assert first == session_stream(list(pool), mix) and len(first) == 200
     assert first != session_stream(pool, Mix(sessions=200, pool=10, zipf=1.1, seed=4))
+    assert draw_stream(pool, mix, seed=4) == draw_stream(pool, attrs.evolve(mix, seed=4))
 
 
 def test_sessions_draw_from_pool_tasks_the_most_common_first() -> None:
@@ -81,3 +91,35 @@ def test_zipf_zero_draws_every_task_about_as_often_and_a_pool_larger_than_the_fi
 def test_a_huge_exponent_never_overflows() -> None:
     stream = session_stream(tasks(50), Mix(sessions=20, pool=50, zipf=1e6, seed=2))
     assert len({t.id for t in stream}) == 1  # all weight on the first task, no OverflowError
+
+
+def worded(tool: str, n: int, *others: str) -> list[Task]:
+    return [Task(query=f"{tool} wording {i}", gold=(tool, *others), id=f"{tool}-{i}") for i in range(n)]
+
+
+def test_a_tool_that_comes_back_comes_in_a_fresh_wording_until_its_wordings_are_used_up() -> None:
+    file = [*worded("weather", 5), *worded("mail", 3, "weather"), *worded("taxi", 1)]
+    stream = draw_stream(file, Mix(sessions=4, pool=1, zipf=1.0, seed=2, stream="tools", requests=2))
+    requests = [t for session in stream.sessions for t in session]
+    assert [len(s) for s in stream.sessions] == [2, 2, 2, 2]
+    # a pool of one: every request needs its tool; one with a single wording is not pooled while others have more
+    common = set.intersection(*(set(t.gold) for t in requests))
+    assert common in ({"weather"}, {"weather", "mail"})
+    unit = "mail" if "mail" in common else "weather"
+    assert len({t.id for t in requests[:3]}) == 3  # no wording again before its unit's are all used
+    wordings = len([t for t in file if unit in t.gold])
+    assert stream.wordings == min(8, wordings) and stream.repeated == 8 - stream.wordings
+    assert stream.to_json() == {"units": 1, "requests": 8, "wordings": stream.wordings, "repeated": stream.repeated}
+
+
+def test_a_workflow_is_its_set_of_gold_tools_and_verbatim_repeats_the_task() -> None:
+    file = [
+        Task("book then mail", ("book", "mail"), "a"),
+        Task("mail after booking", ("mail", "book"), "b"),
+        Task("only mail", ("mail",), "c"),
+    ]
+    flows = draw_stream(file, Mix(sessions=20, pool=1, zipf=1.0, seed=1, stream="workflows", requests=1))
+    assert {s[0].id for s in flows.sessions} == {"a", "b"}  # one workflow in two wordings
+    assert (flows.units, flows.wordings, flows.repeated) == (1, 2, 18)
+    verbatim = draw_stream(file, Mix(sessions=20, pool=1, zipf=1.0, seed=1, stream="verbatim", requests=1))
+    assert len({s[0].id for s in verbatim.sessions}) == 1 and verbatim.repeated == 19
