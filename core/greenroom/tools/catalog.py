@@ -20,7 +20,7 @@ import hashlib
 import marshal
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from greenroom._support.collector import collection_paused
@@ -216,7 +216,8 @@ class CatalogTool:
 
     async def execute(self, args: dict[str, Any], ctx: ToolCallContext) -> Any:
         return ToolResult.error(
-            f"tool {self._descriptor.name!r} comes from the catalog {self.source} and has no "
+            # the file's name, not its path: what the model reads never shows the machine's folders
+            f"tool {self._descriptor.name!r} comes from the catalog {PurePath(self.source).name} and has no "
             "implementation here; it can be searched and inspected but not executed"
         )
 
