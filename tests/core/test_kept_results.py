@@ -250,7 +250,7 @@ async def test_kept_results_go_with_a_session_never_saved_and_come_back_with_a_s
     path = tmp_path / "s.json"
     with held_session(rt, path) as session:
         await session.run("go")
-    await rt.aclose()
+        await rt.aclose()  # as `greenroom run --session` does: the runtime closes, then the session is saved
     assert len(kept_files()) == 1
     # resumed by another runtime (another process alike), the model reads them again
     rt = runtime(make_runtime, [call("read_result", "c2", call_id="c1", offset=4_999), {"text": "ok"}])
