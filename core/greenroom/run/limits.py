@@ -1,8 +1,9 @@
 """Bounds on what reaches the model: a tool result over ``[agent] max_result_tokens`` is cut
-(its head and tail kept, with a note the model reads), the images and sounds of a result
-count against the same limit (``bound_parts``: those that do not fit beside its text are
-left out, and the text says so), and a user input over ``[agent] max_input_tokens`` is
-refused before any model call.
+(its head and tail kept, with a note the model reads; its last sentence says how to read
+more, which ``greenroom.results.fitting`` gives when the whole result was kept), the images
+and sounds of a result count against the same limit (``bound_parts``: those that do not
+fit beside its text are left out, and the text says so), and a user input over ``[agent]
+max_input_tokens`` is refused before any model call.
 
 Both use bounded counts (``greenroom.tokens.counting.count_tokens_upto`` and the token-bounded
 prefix and suffix): the work grows with the limit, never with the text, so a 5 MB result
