@@ -18,7 +18,7 @@ differ from what the code gives today).
 
 The benchmarks: ``tokens.py --figures`` (tokens), ``sessions.py --figures``
 (session_costs), ``eval_priors.py --figures`` (eval_priors), ``priors.py --figures``
-(priors_stores).
+(priors_stores), ``results.py --figures`` (results).
 """
 
 from __future__ import annotations
@@ -284,6 +284,32 @@ def priors_stores() -> str:
     return caption(text, "priors_stores", "priors.py") + table([*head, "lost"], rows)
 
 
+# ----------------------------------------------------------------------------- results
+
+
+def results() -> str:
+    k, rows = load("results")["kept"], []
+    for server, total in result_totals():
+        for c in [*server["calls"], {"tool": "**all calls**", **total}]:
+            rows.append(
+                [server["name"], c["tool"], count(c["before"]), count(c["after"]), ratio(c["after"] / c["before"])]
+            )
+    text = "Result tokens of real calls before and after compaction, exact o200k; ratio after / before"
+    return (
+        caption(text, "results", "results.py")
+        + table(["server", "tool", "before", "after", "ratio"], rows, left=2)
+        + f"\nA {k['megabytes']} MB result ({count(k['lines'])} lines) over 25,000 tokens: cut alone {k['cut_ms']} ms, "
+        f"cut and kept whole {k['cut_and_keep_ms']} ms ({ratio(k['cut_and_keep_ms'] / k['cut_ms'], 1)}x, in a worker "
+        f"thread); read back by pattern {k['read_pattern_ms']} ms, 200 lines by offset {k['read_offset_ms']} ms.\n"
+    )
+
+
+def result_totals() -> list[tuple[dict[str, Any], dict[str, int]]]:
+    """Each server's figures, and its totals over its calls."""
+    servers = load("results")["servers"]
+    return [(s, {k: sum(c[k] for c in s["calls"]) for k in ("before", "after")}) for s in servers]
+
+
 # ----------------------------------------------------------------------------- README
 
 
@@ -330,6 +356,12 @@ def readme_measured() -> str:
             f"metatool: {times(meta, 'cost')} the cost",
             "[priors.md](docs/priors.md#what-learning-is-worth)",
         ],
+        [
+            "result tokens after compaction, real calls of the test servers",
+            "; ".join(f"{s['name']} {ratio(t['after'] / t['before'], 2)}x" for s, t in result_totals())
+            + " of before (JSON minified, empty fields out)",
+            "[performance.md](docs/performance.md#result-tokens-before-and-after-compaction)",
+        ],
     ]
     return table(["what", "result", "where"], rows, left=3)
 
@@ -342,6 +374,7 @@ RENDERERS: dict[str, Callable[[], str]] = {
     "eval-priors-ratios": eval_priors_ratios,
     "priors-stores": priors_stores,
     "readme-measured": readme_measured,
+    "results": results,
 }
 """Every marked table by name -> how it is rendered from ``docs/figures/``."""
 

@@ -25,14 +25,14 @@ def test_inspect_json_shows_each_tool_eager_or_deferred_with_tokens() -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     modes = {t["name"]: t for t in report["tools"]}
-    assert len(modes) == 191 + 2  # the catalog, plus ToolSearch and deferred_tool_call
+    assert len(modes) == 191 + 3  # the catalog, plus ToolSearch, deferred_tool_call and read_result
     assert modes["ToolSearch"]["mode"] == "plugin"  # sent, but not one of the agent's tools
     assert modes["docs_search"]["mode"] == "eager" and modes["docs_search"]["reason"] == "never_defer"
     assert modes["hr_get_employee"]["mode"] == "deferred" and modes["hr_get_employee"]["reason"] == "rule 'hr_*'"
     totals = report["totals"]
     assert totals["sent_tokens"] < totals["all_eager_tokens"] * 0.2
     assert totals["eager"] + totals["deferred"] == totals["tools"] == 191  # the baseline has no plugin tools
-    assert totals["plugin"] == 2 and totals["hidden"] == 0
+    assert totals["plugin"] == 3 and totals["hidden"] == 0
 
 
 def test_inspect_table_for_people() -> None:

@@ -20,7 +20,7 @@ def test_the_embedding_example_runs(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "tools sent: ['get_weather']"
+    assert lines[0] == "tools sent: ['get_weather', 'read_result']"
     assert lines[1] == "answer: final It is sunny in Oslo."
     assert lines[2] == "resumed messages: 4"
     assert (tmp_path / "session.json").exists()

@@ -35,7 +35,7 @@ def test_request_shows_the_system_tools_and_the_provider_body(tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     sent = json.loads(result.output)
     assert sent["system"][0]["key"] == "agent"
-    assert {t["name"] for t in sent["tools"]} == {"tool_0", "tool_1", "tool_2"}
+    assert {t["name"] for t in sent["tools"]} == {"tool_0", "tool_1", "tool_2", "read_result"}
     body = sent["provider_body"]
     assert body["model"] == "gpt-4o-mini"
     assert [t["function"]["name"] for t in body["tools"]] == [t["name"] for t in sent["tools"]]

@@ -14,9 +14,10 @@ emitted, and the run goes on. Anything else that fails from resolve to the resul
 (greenroom itself, or a result it cannot render) gives the call an error result and an
 ``InternalError`` event whose traceback stays in the trace (an event listener that fails,
 a trace on a full disk say, still ends the run: what happens could not be recorded).
-Every result, whatever produced it, is cut to ``[agent] max_result_tokens``
-(``greenroom.run.limits``), its images and sounds counted against the same limit; they
-reach the model on the tool message (``Message.parts``), and events only name them.
+Every result, whatever produced it, is compacted (``[tools.results]``), then cut to
+``[agent] max_result_tokens`` (``greenroom.run.limits``; kept whole when a tool can read it
+back, ``greenroom.results.fitting``), its images and sounds counted against the same limit;
+they reach the model on the tool message (``Message.parts``), and events only name them.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ from greenroom._support.arguments import nested_too_deeply, too_deep_message, wi
 from greenroom._support.redact import mask_json
 from greenroom.failures import CONTAINED, PluginHookError, first_error
 from greenroom.models import Message, ToolCall
+from greenroom.results.fitting import compacted, fit
 from greenroom.run.context import RunContext
-from greenroom.run.limits import bound_parts, bound_result
+from greenroom.run.limits import bound_parts
 from greenroom.tokens.media import media_tokens, model_family
 from greenroom.tools import Tool, ToolCallContext, ToolResult
 from greenroom.tools.base import MediaPart, progress_listener
@@ -135,7 +137,7 @@ class ToolCalls:
             rejected = None if gated else ev.Rejection.INTERNAL_ERROR
         if result.parts:
             await self._estimate(result.parts)
-        result = self._bound(ctx, call, result)
+        result = await self._bound(ctx, call, result)
         if call.name in rt.tools and call.name not in ctx.hidden:
             ctx.usage.record(ctx.step, call.name)
         if rejected is not None:
@@ -291,11 +293,11 @@ class ToolCalls:
         family = model_family(self._rt.model)
         await anyio.to_thread.run_sync(lambda: [media_tokens(p, family) for p in parts])
 
-    def _bound(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> ToolResult:
-        """The result masked and cut to ``max_result_tokens``, whichever source produced it:
-        its images and sounds first (those that do not fit beside its text are left out),
-        then its text."""
-        result = self._masked(result)
+    async def _bound(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> ToolResult:
+        """The result compacted, masked and cut to ``max_result_tokens``, whichever source
+        produced it: its images and sounds first (those that do not fit beside its text are
+        left out), then its text (kept whole first, when a tool of the run can read it)."""
+        result = self._masked(await compacted(result, call.name, self._rt.results))
         limit = self._rt.agent.max_result_tokens
         result, dropped = bound_parts(result, limit, model_family(self._rt.model))
         if dropped is not None:
@@ -310,7 +312,7 @@ class ToolCalls:
                     dropped_tokens=dropped.dropped_tokens,
                 )
             )
-        bounded, cut = bound_result(result, limit)
+        bounded, cut, kept = await fit(self._rt, ctx._session, ctx.tools, call, result, limit)
         if cut is not None:
             ctx.emit(
                 ev.ResultCut(
@@ -322,6 +324,7 @@ class ToolCalls:
                     kept_chars=cut.head_chars + cut.tail_chars,
                     kept_tokens=cut.kept_tokens,
                     omitted_tokens=cut.omitted_tokens,
+                    kept_whole=kept is not None,
                 )
             )
         return bounded

@@ -99,7 +99,8 @@ class RunContext:
     ``groups`` (the tools each group may give it),
     ``group_of``, ``load_group``; ``hidden`` and ``scope`` say what is left out and why.
     The model: ``model_name`` and ``hosted_tool_search``.
-    Doing things: ``emit`` an event, ``search`` through the ranking hooks, ``call_hook``
+    Doing things: ``emit`` an event, ``search`` through the ranking hooks, ``read_result``
+    (what was kept of a result greenroom cut), ``call_hook``
     (a contribution hook, such as one a plugin declared), ``on_close`` (release something
     when the runtime closes), ``config_dir`` (where a config key's relative paths point).
     """
@@ -266,6 +267,29 @@ class RunContext:
     ) -> tuple[list[ScoredTool], list[Ranking]]:
         """Rank candidates through the search hooks (keyword fallback when no ranker)."""
         return await search_tools(self._parts.host, query, candidates, self)
+
+    async def read_result(
+        self, call_id: str, *, offset: int | None = None, limit: int | None = None, pattern: str | None = None
+    ) -> ToolResult:
+        """Read what was kept of the result of ``call_id`` (a result over ``[agent]
+        max_result_tokens`` that greenroom cut, in this session): its lines from ``offset``
+        (from 1, ``limit`` of them), or with ``pattern`` the lines a regular expression
+        matches from there, with a little context. Bounded below the result limit; an
+        error result says why nothing can be read (none kept for that id in this session,
+        a tool this run may not use made it, a bad pattern). ``greenroom.results.reading``."""
+        from greenroom.results.reading import read_kept
+
+        hidden, limit_tokens = self.hidden, self._parts.agent.max_result_tokens
+        return await read_kept(
+            self._parts.kept,
+            self.session_id,
+            hidden,
+            call_id,
+            offset=offset,
+            limit=limit,
+            pattern=pattern,
+            max_tokens=limit_tokens,
+        )
 
     def call_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call a contribution hook (every implementation, in pluggy's order) and return

@@ -1,8 +1,9 @@
 """Bounds on what reaches the model: a tool result over ``[agent] max_result_tokens`` is cut
-(its head and tail kept, with a note the model reads), the images and sounds of a result
-count against the same limit (``bound_parts``: those that do not fit beside its text are
-left out, and the text says so), and a user input over ``[agent] max_input_tokens`` is
-refused before any model call.
+(its head and tail kept, with a note the model reads; its last sentence says how to read
+more, which ``greenroom.results.fitting`` gives when the whole result was kept), the images
+and sounds of a result count against the same limit (``bound_parts``: those that do not
+fit beside its text are left out, and the text says so), and a user input over ``[agent]
+max_input_tokens`` is refused before any model call.
 
 Both use bounded counts (``greenroom.tokens.counting.count_tokens_upto`` and the token-bounded
 prefix and suffix): the work grows with the limit, never with the text, so a 5 MB result
@@ -10,6 +11,8 @@ costs about what a result just over the limit does.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import attrs
 
@@ -23,6 +26,12 @@ NOTE_TOKENS = 200
 HEAD_SHARE = 0.75
 """The head gets most of the room (what a tool says first is usually what was asked for);
 the tail keeps the end, where logs and tracebacks put the error."""
+
+ADVICE = (
+    "To get less at once, call the tool again with narrower arguments (a filter, a smaller range, fewer "
+    "fields) or page through the output (an offset/limit or page argument) if the tool has one."
+)
+"""The note's last sentence when nothing else says how to read more."""
 
 _SNAP = 0.2
 """A cut moves to the nearest line break within this share of the kept text, so the model
@@ -41,6 +50,8 @@ class Truncation:
     tail_chars: int
     kept_tokens: int
     omitted_tokens: int
+    advice: str = ADVICE
+    """How to read more: the note's last sentence (where the whole result was kept, say)."""
 
     @property
     def omitted_chars(self) -> int:
@@ -54,9 +65,7 @@ class Truncation:
             f"{self.limit:,} tokens for one tool result. Shown: {kept} characters; left out: "
             f"{self.omitted_chars:,} characters (about {self.omitted_tokens:,} tokens)"
             + (", marked below" if self.tail_chars else ", at the end")
-            + ". To get less at once, call the tool again with narrower arguments (a filter, a smaller "
-            "range, fewer fields) or page through the output (an offset/limit or page argument) if the tool "
-            "has one.]"
+            + f". {self.advice}]"
         )
 
     def marker(self) -> str:
@@ -64,9 +73,12 @@ class Truncation:
         return f"[... {self.omitted_chars:,} characters (about {self.omitted_tokens:,} tokens) left out here ...]"
 
 
-def bound_result(result: ToolResult, max_tokens: int) -> tuple[ToolResult, Truncation | None]:
+def bound_result(
+    result: ToolResult, max_tokens: int, advise: Callable[[Truncation], str] | None = None
+) -> tuple[ToolResult, Truncation | None]:
     """``result`` as the model may read it: unchanged when its content is within
     ``max_tokens``, else cut to its head and tail with a note, and the cut as data.
+    ``advise`` gives the note's last sentence for a cut (``ADVICE`` without it).
 
     A cut result carries no structured content: that is the whole value the content was
     rendered from, and handing on all of it would undo the cut.
@@ -77,7 +89,7 @@ def bound_result(result: ToolResult, max_tokens: int) -> tuple[ToolResult, Trunc
         return result, None
     room = max(1, max_tokens - NOTE_TOKENS)
     for _ in range(4):
-        content, cut = _cut(text, room, max_tokens)
+        content, cut = _cut(text, room, max_tokens, advise)
         # the note's numbers and line breaks re-encode a little differently: check the whole
         if count_tokens_upto(content, max_tokens) is not None:
             return ToolResult(content=content, is_error=result.is_error), cut
@@ -89,7 +101,7 @@ def bound_result(result: ToolResult, max_tokens: int) -> tuple[ToolResult, Trunc
     return ToolResult(content=text[:head_end], is_error=result.is_error), cut
 
 
-def _cut(text: str, room: int, limit: int) -> tuple[str, Truncation]:
+def _cut(text: str, room: int, limit: int, advise: Callable[[Truncation], str] | None) -> tuple[str, Truncation]:
     head_room = max(1, int(room * HEAD_SHARE))
     head_end, head_tokens = prefix_within(text, head_room)
     head_end, head_tokens = _snap_head(text, head_end, head_tokens)
@@ -104,6 +116,8 @@ def _cut(text: str, room: int, limit: int) -> tuple[str, Truncation]:
     # tokens per character of what was kept, applied to what was not
     omitted_tokens = round(omitted_chars * kept_tokens / kept_chars) if kept_chars else 0
     cut = Truncation(limit, len(text), head_end, len(text) - tail_start, kept_tokens, omitted_tokens)
+    if advise is not None:
+        cut = attrs.evolve(cut, advice=advise(cut))
     head, tail = text[:head_end], text[tail_start:]
     content = f"{cut.note()}\n{head}"
     if tail:

@@ -88,6 +88,9 @@ class Session:
         self.last_snapshot: Snapshot | None = None
         self.stable_sections: dict[str, str] = {}  # what each stable section said last (not saved)
         self.stable_streaks: dict[str, int] = {}  # steps in a row each changed (-1: reported)
+        self.file: Path | None = None
+        """The file it was resumed from or saved to last: the results it kept stay while
+        that file is there (``greenroom.results.kept``)."""
 
     async def run(self, user_input: str, *, on_text: TextListener | None = None) -> RunOutcome:
         """``Runtime.run`` on this session; ``on_text`` hears the model's text as it
@@ -130,17 +133,24 @@ class Session:
 
     def save(self, path: str | Path) -> Path:
         """Write the session atomically (a crash mid-save keeps the previous file), 0600;
-        a ``path`` that is a symbolic link is written through (the link stays a link)."""
+        a ``path`` that is a symbolic link is written through (the link stays a link). The
+        results it kept whole stay as long as the file is there."""
         from greenroom._support.storage import write_json_atomic
+        from greenroom.results.kept import pin
 
-        return write_json_atomic(Path(path), self.to_json())
+        saved = write_json_atomic(Path(path), self.to_json())
+        self.file = saved
+        pin(self.id, saved)
+        return saved
 
     @classmethod
     def load(cls, runtime: SessionOwner, path: str | Path, *, take_over: bool = False) -> Session:
         """Resume the session saved at ``path``; ``take_over`` accepts another agent's
         session (it is saved as this runtime's agent from then on)."""
         p = Path(path)
-        return cls.from_json(runtime, read_session_file(p), str(p), take_over=take_over)
+        session = cls.from_json(runtime, read_session_file(p), str(p), take_over=take_over)
+        session.file = p
+        return session
 
     @classmethod
     def from_json(
@@ -290,6 +300,7 @@ def held_session(
         raise SessionError(f"{p}: cannot hold the session file: {exc.strerror or exc}{where}") from None
     try:
         session = Session.load(runtime, p, take_over=take_over) if p.exists() else runtime.session()
+        session.file = p  # saved there at the end: what it keeps meanwhile outlives the runtime
         try:
             yield session
         finally:

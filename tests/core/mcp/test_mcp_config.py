@@ -143,13 +143,18 @@ async def test_a_dispatch_run_over_two_servers_from_a_config_file(
     system = rt.model.requests[0].system_text
     assert "- `mcp:time` — time: Tools of the MCP server time (2 tools)" in system
     assert "- `mcp:git` — git: The project's git repository." in system
-    assert [t.name for t in rt.model.requests[0].tools] == ["ToolSearch", "deferred_tool_call", "load_tools"]
+    assert [t.name for t in rt.model.requests[0].tools] == [
+        "read_result",
+        "ToolSearch",
+        "deferred_tool_call",
+        "load_tools",
+    ]
 
     loaded, tokyo, status, invalid = tool_results(session)
     body = json.loads(loaded.content)
     assert body["tool_names"] == ["time__convert_time", "time__get_current_time"] and body["expanded"]
     assert [s["name"] for s in body["schemas"]] == body["tool_names"]
-    assert not tokyo.is_error and '"timezone": "Asia/Tokyo"' in tokyo.content
+    assert not tokyo.is_error and '"timezone":"Asia/Tokyo"' in tokyo.content
     assert tokyo.name == "time__get_current_time"  # the model's call, resolved to the real tool
     assert not status.is_error and "On branch main" in status.content
     assert invalid.is_error and "invalid arguments for 'time__convert_time'" in invalid.content
@@ -198,7 +203,7 @@ async def test_the_prefix_is_byte_identical_over_loads_calls_and_a_resume(
     finally:
         await second.aclose()
     log_, paris = tool_results(resumed)[-2:]
-    assert "first commit" in log_.content and '"timezone": "Europe/Paris"' in paris.content
+    assert "first commit" in log_.content and '"timezone":"Europe/Paris"' in paris.content
     assert group_loads(events) == ["mcp:git", "mcp:time"]  # each loaded when first needed
     hashes = prefix_hashes(first_events) + prefix_hashes(events)
     assert len(hashes) == 3 + 4 and len(set(hashes)) == 1
@@ -272,14 +277,14 @@ async def test_inject_adds_a_loaded_mcp_tool_to_the_tools_array(tmp_path: Path, 
     finally:
         await rt.aclose()
     before, after, _ = rt.model.requests
-    assert [t.name for t in before.tools] == ["ToolSearch", "load_tools"]
-    assert [t.name for t in after.tools] == ["time__get_current_time", "ToolSearch", "load_tools"]
-    assert after.tools[0].parameters["required"] == ["timezone"]  # the server's real schema
+    assert [t.name for t in before.tools] == ["read_result", "ToolSearch", "load_tools"]
+    assert [t.name for t in after.tools] == ["read_result", "time__get_current_time", "ToolSearch", "load_tools"]
+    assert after.tools[1].parameters["required"] == ["timezone"]  # the server's real schema
     loaded, called = tool_results(session)
     body = json.loads(loaded.content)
     assert body["tool_names"] == ["time__get_current_time"] and body["remaining"] == 1
     assert "schemas" not in body  # inject: the schema arrives in the tools array instead
-    assert not called.is_error and '"timezone": "UTC"' in called.content
+    assert not called.is_error and '"timezone":"UTC"' in called.content
 
 
 # ----------------------------------------------------------------------------- configuration
@@ -391,10 +396,10 @@ async def test_eager_servers_give_normal_tools_and_bare_names_yield_to_python_to
     finally:
         await rt.aclose()
     names = [t.name for t in rt.model.requests[0].tools]
-    assert names == ["get_current_time", "time__get_current_time", "convert_time"]
+    assert names == ["get_current_time", "time__get_current_time", "convert_time", "read_result"]
     local, remote, converted = tool_results(session)
     assert local.content == "local UTC"
-    assert '"timezone": "UTC"' in remote.content and "21:00:00+09:00" in converted.content
+    assert '"timezone":"UTC"' in remote.content and "21:00:00+09:00" in converted.content
 
 
 # ----------------------------------------------------------------------------- the docs

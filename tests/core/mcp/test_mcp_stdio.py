@@ -89,7 +89,7 @@ async def test_server_errors_and_greenroom_validation(tmp_path, time_config, no_
     assert bad_value.is_error and "Invalid timezone" in bad_value.content
     assert bad_shape.is_error and "invalid arguments for 'time__get_current_time'" in bad_shape.content
     assert "'timezone' is a required property" in bad_shape.content
-    assert not good.is_error and '"timezone": "UTC"' in good.content
+    assert not good.is_error and '"timezone":"UTC"' in good.content
     assert toolset.servers["time"].starts == 1
     assert direct.is_error and "timezone" in direct.content
     assert unknown.is_error and "rejected the call to 'no_such_tool'" in unknown.content
@@ -280,7 +280,7 @@ async def test_a_deferred_server_through_the_deferred_tools_plugin(tmp_path, tim
     assert "- `mcp:time` — time: Tools of the MCP server time (2 tools)" in system
     loaded, called = tool_messages(session)
     assert "time__convert_time" in loaded.content and not loaded.is_error
-    assert not called.is_error and '"timezone": "Asia/Tokyo"' in called.content
+    assert not called.is_error and '"timezone":"Asia/Tokyo"' in called.content
     assert called.name == "time__get_current_time"
 
 

@@ -161,7 +161,7 @@ def test_greenroom_run_in_dispatch_mode_keeps_the_prefix_byte_identical(
     # deferred: the tools array holds the dispatch tools, the real ones are only listed
     tools = json.loads(prefixes[0][0])
     names = [t["function"]["name"] if provider == "openai" else t["name"] for t in tools]
-    assert set(names) == {"ToolSearch", "deferred_tool_call"}
+    assert set(names) == {"ToolSearch", "deferred_tool_call", "read_result"}
     system = json.loads(prefixes[0][1])
     system_text = system["content"] if provider == "openai" else " ".join(b["text"] for b in system)
     assert "You shout." in system_text and "shout" in system_text.replace("You shout.", "")

@@ -58,8 +58,8 @@ def test_openai_example_extends_the_anthropic_one() -> None:
     assert model.client.api_key == "sk-example"
     assert str(model.client.base_url).startswith("https://api.openai.com/v1")
     anyio.run(model.aclose)
-    # the demo's tools and catalog (found relative to the base file), ToolSearch, deferred_tool_call
-    assert len(rt.tools) == 4 + 187 + 2
+    # the demo's tools and catalog (found relative to the base file), ToolSearch, deferred_tool_call, read_result
+    assert len(rt.tools) == 4 + 187 + 3
 
 
 def test_local_example_needs_no_key_and_reads_the_url_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -91,7 +91,7 @@ async def test_tools_list_comes_in_bounded_pages(tmp_path: Path, gr_home: Path, 
             cursor = listed.next_cursor
             if cursor is None:
                 break
-        assert pages == 3 and names == [f"tool_{i:05d}" for i in range(1234)]
+        assert pages == 3 and names == [*(f"tool_{i:05d}" for i in range(1234)), "read_result"]
         with pytest.raises(Exception, match="invalid cursor"):
             await client.list_tools(cursor="made-up", cache_mode="refresh")
 

@@ -163,7 +163,7 @@ async def test_dispatch_runs_the_real_tool_and_hooks_see_the_real_call(make_runt
     s = rt.session()
     await s.run("x")
     assert seen[-1] == ("calendar_create", {"id": "c1", "limit": 2})
-    assert results(s)[-1] == '{"id": "c1", "limit": 2}'
+    assert results(s)[-1] == '{"id":"c1","limit":2}'  # compacted, values intact
     from greenroom import ToolUsage
 
     assert s.last_snapshot[ToolUsage].calls[2] == ["calendar_create"]  # usage counts the real tool
@@ -180,7 +180,7 @@ async def test_invalid_arguments_through_the_dispatcher_get_the_schema_back(make
     assert "- limit: 0 is less than the minimum of 1" in invalid
     assert "'id' is a required property" in invalid
     assert '"required": ["id"]' in invalid  # the full schema comes back
-    assert fixed == '{"id": "e1"}'  # arguments sent as a JSON string are accepted
+    assert fixed == '{"id":"e1"}'  # arguments sent as a JSON string are accepted
 
 
 @pytest.mark.anyio
@@ -189,7 +189,7 @@ async def test_calling_a_deferred_tool_without_search_works_and_counts_as_discov
     rt, events = runtime(make_runtime, turns)
     s = rt.session()
     await s.run("x")
-    assert results(s) == ['{"id": "r"}']
+    assert results(s) == ['{"id":"r"}']
     assert s.state[DeferralState].discovered == ["github_list"]
     assert any(isinstance(e, ToolPromoted) and e.reason == "called without search" for e in events)
 

@@ -128,7 +128,7 @@ def test_dispatch_keeps_the_prefix_byte_identical(tmp_path: Path, server: FakeLL
     tops = [top_level_raw(r.raw) for r in server.requests]
     prefixes = [(t["tools"], t["systemInstruction"]) for t in tops]
     assert all(p == prefixes[0] for p in prefixes), "the declarations or the system instruction changed"
-    assert set(declared(server.requests[0])) == {"ToolSearch", "deferred_tool_call"}  # the real ones are listed
+    assert set(declared(server.requests[0])) == {"ToolSearch", "deferred_tool_call", "read_result"}  # the rest listed
     system = json.loads(prefixes[0][1])["parts"][0]["text"]
     assert system.startswith("You shout.") and "shout" in system.replace("You shout.", "")
     final = server.requests[-1].body["contents"]

@@ -34,4 +34,4 @@ def test_the_gemini_example_extends_the_anthropic_one() -> None:
     assert client._api_client.api_key == "AIza-example"
     assert client._api_client._http_options.base_url.startswith("https://generativelanguage.googleapis.com")
     anyio.run(model.aclose)
-    assert len(rt.tools) == 4 + 187 + 2  # the demo's tools and catalog, ToolSearch, deferred_tool_call
+    assert len(rt.tools) == 4 + 187 + 3  # the demo's tools and catalog, ToolSearch, deferred_tool_call, read_result
