@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import threading
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
@@ -13,9 +14,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from greenroom import events as ev
+from greenroom._support.arguments import json_text, within_bounds
 from greenroom.config import AgentConfig
 from greenroom.failures import RunFailure
-from greenroom.models import Usage, supports_native_tool_search
+from greenroom.models import ToolCall, Usage, supports_native_tool_search
 from greenroom.run.policy import ToolScope
 from greenroom.run.views import Catalog, GroupView, ScopedTools, group_views
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
@@ -99,8 +101,9 @@ class RunContext:
     ``groups`` (the tools each group may give it),
     ``group_of``, ``load_group``; ``hidden`` and ``scope`` say what is left out and why.
     The model: ``model_name`` and ``hosted_tool_search``.
-    Doing things: ``emit`` an event, ``search`` through the ranking hooks, ``call_hook``
-    (a contribution hook, such as one a plugin declared), ``on_close`` (release something
+    Doing things: ``emit`` an event, ``search`` through the ranking hooks, ``call_tool``
+    (a tool of the run, by name, as the model's call would go), ``call_hook`` (a
+    contribution hook, such as one a plugin declared), ``on_close`` (release something
     when the runtime closes), ``config_dir`` (where a config key's relative paths point).
     """
 
@@ -266,6 +269,25 @@ class RunContext:
     ) -> tuple[list[ScoredTool], list[Ranking]]:
         """Rank candidates through the search hooks (keyword fallback when no ranker)."""
         return await search_tools(self._parts.host, query, candidates, self)
+
+    async def call_tool(self, name: str, arguments: object = None) -> ToolResult:
+        """Call a tool this run may call, by name, exactly as a call of the model would go
+        (``greenroom.run.calls``): resolve, its group loaded, validation, the gates, the tool
+        within its timeout, AfterToolExecute, the result masked and bounded, the call
+        counted in ``usage`` (and so in priors), its events (``tool_result`` with the tool's
+        name) under a fresh call id. Whatever goes wrong is the error result a model would
+        read, never an exception: a hidden tool is as unknown here as anywhere, and
+        ``arguments`` that are not an object (None is ``{}``) are refused as a model's
+        malformed ones are. For a plugin's tool that calls tools itself (a script's calls)."""
+        from greenroom.run.calls import ToolCalls  # calls reads this module: loaded on the first call
+
+        call_id = f"call_{uuid.uuid4().hex[:12]}"
+        if arguments is None or isinstance(arguments, Mapping):
+            call = ToolCall(call_id, name, dict(arguments or {}))
+        else:
+            call = ToolCall(call_id, name, None, json_text(arguments))
+        with activate(self):
+            return await ToolCalls(self._parts, self._scoping).run_call(self, within_bounds(call))
 
     def call_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call a contribution hook (every implementation, in pluggy's order) and return
