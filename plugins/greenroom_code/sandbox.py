@@ -75,7 +75,7 @@ def find_deno(configured: str | None = None) -> str:
     if configured:
         found = shutil.which(configured)
         if found is None:
-            raise DenoMissing(f"[plugins.code-mode] deno = {configured!r}: no such executable")
+            raise DenoMissing(f"deno = {configured!r}: no such executable")
         return found
     try:
         import deno  # the PyPI package that ships the binary (greenroom[code])

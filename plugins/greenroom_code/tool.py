@@ -65,7 +65,7 @@ class RunCode:
         try:
             deno = find_deno(self.config.deno)
         except DenoMissing as exc:
-            return ToolResult.error(str(exc))
+            return ToolResult.error(f"{RUN_CODE} cannot run scripts here: {exc}")
 
         async def answer(name: str, arguments: Any) -> tuple[bool, Any]:
             result = await run.call_tool(name, arguments)
