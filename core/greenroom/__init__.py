@@ -104,6 +104,7 @@ if TYPE_CHECKING:
     from greenroom.state import Scope as Scope
     from greenroom.state import Snapshot as Snapshot
     from greenroom.state import StateRegistry as StateRegistry
+    from greenroom.state import Scripting as Scripting
     from greenroom.state import ToolPriors as ToolPriors
     from greenroom.state import ToolUsage as ToolUsage
     from greenroom.tokens.counting import count_tokens as count_tokens
@@ -210,6 +211,7 @@ _EXPORTS: dict[str, str] = {
     "Scope": "greenroom.state",
     "Snapshot": "greenroom.state",
     "StateRegistry": "greenroom.state",
+    "Scripting": "greenroom.state",
     "ToolPriors": "greenroom.state",
     "ToolUsage": "greenroom.state",
     "count_tokens": "greenroom.tokens.counting",
