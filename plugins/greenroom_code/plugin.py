@@ -1,4 +1,8 @@
-"""The code-mode plugin's hooks: the ``run_code`` tool, and a check that Deno is there.
+"""The code-mode plugin's hooks.
+
+- Contributions: the ``run_code`` tool; ``greenroom config check`` says whether Deno is there.
+- RunStart: the run's ``Scripting`` names ``run_code``, so a tool search answers with the
+  signatures a script calls (deferred-tools does) and its listing says so.
 
 Opt-in: ``[plugins] enable = ["code-mode"]``.
 """
@@ -8,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from greenroom import ConfigError, Plugin, Tool, ToolGroup, ToolSet, hookimpl
+from greenroom import ConfigError, Plugin, RunContext, Scripting, Tool, ToolGroup, ToolSet, hookimpl
 from greenroom_code.config import CodeConfig
 from greenroom_code.sandbox import DenoMissing, find_deno
-from greenroom_code.tool import RunCode
+from greenroom_code.tool import RUN_CODE, RunCode
 
 
 class CodeModePlugin(Plugin):
@@ -28,6 +32,10 @@ class CodeModePlugin(Plugin):
     @hookimpl
     def greenroom_tools(self, tools: ToolSet, groups: Mapping[str, ToolGroup]) -> Iterable[Tool]:
         return [RunCode(self.config)]
+
+    @hookimpl
+    def greenroom_run_start(self, ctx: RunContext) -> None:
+        ctx.state[Scripting].tool = RUN_CODE
 
     @hookimpl
     def greenroom_check_config(self, config: Any, runtime: Any) -> Iterable[ConfigError] | None:
