@@ -38,6 +38,7 @@ async def test_a_script_calls_two_deferred_mcp_tools_and_returns_only_what_it_ne
     first = rt.model.requests[0]
     sent = {t.name for t in first.tools}
     assert "run_code" in sent and not sent & {"time__get_current_time", "time__convert_time"}  # deferred
+    assert "In run_code scripts, call any tool by name" in first.system_text  # the listing says so
 
     # what the model read of the script: its return value and console line, nothing else
     result = next(m for m in session.messages if m.role == "tool")
