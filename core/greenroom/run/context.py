@@ -17,7 +17,7 @@ from greenroom import events as ev
 from greenroom._support.arguments import json_text, within_bounds
 from greenroom.config import AgentConfig
 from greenroom.failures import RunFailure
-from greenroom.models import ToolCall, Usage, supports_native_tool_search
+from greenroom.models import ToolCall, Usage, supports_native_tool_search, supports_programmatic_calls
 from greenroom.run.policy import ToolScope
 from greenroom.run.views import Catalog, GroupView, ScopedTools, group_views
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
@@ -100,7 +100,7 @@ class RunContext:
     ``visible_descriptors()``, ``catalog()`` (loaded and not yet loaded, by name),
     ``groups`` (the tools each group may give it),
     ``group_of``, ``load_group``; ``hidden`` and ``scope`` say what is left out and why.
-    The model: ``model_name`` and ``hosted_tool_search``.
+    The model: ``model_name``, ``hosted_tool_search`` and ``hosted_programmatic_calls``.
     Doing things: ``emit`` an event, ``search`` through the ranking hooks, ``call_tool``
     (a tool of the run, by name, as the model's call would go), ``call_hook`` (a
     contribution hook, such as one a plugin declared), ``on_close`` (release something
@@ -247,6 +247,12 @@ class RunContext:
     def hosted_tool_search(self) -> bool:
         """Whether the model searches ``ModelRequest.deferred`` tools on its side."""
         return supports_native_tool_search(self._parts.model)
+
+    @property
+    def hosted_programmatic_calls(self) -> bool:
+        """Whether the model calls ``ModelRequest.programmatic`` tools from code its
+        provider runs (the calls come back as the model's own)."""
+        return supports_programmatic_calls(self._parts.model)
 
     # ---------------------------------------------------------------- doing things
     def emit(self, event: ev.Event) -> None:
