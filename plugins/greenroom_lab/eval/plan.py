@@ -9,6 +9,7 @@ out before its progress bars start.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,7 @@ from greenroom_lab.eval.runner import (
     no_retries,
     run_arm,
 )
+from greenroom_lab.eval.scripting import ScriptingAgent
 from greenroom_lab.eval.tasks import Mix, Task, drop_unusable, load_tasks, session_stream
 
 log = logging.getLogger("greenroom.eval")
@@ -180,8 +182,10 @@ class Plan:
         """Run every arm over the same session stream; return the report (``summarize``)."""
         retries: dict[str, int] = {}
 
-        def model() -> Model | None:
-            return SimulatedAgent() if self.agent == "simulated" else None
+        def model(arm: Arm) -> Model | None:
+            if self.agent != "simulated":
+                return None
+            return ScriptingAgent() if arm.code else SimulatedAgent()
 
         async def go() -> None:
             # simulated sessions are CPU work on this loop: running them side by side gains nothing
@@ -192,7 +196,7 @@ class Plan:
                     self.configs[arm.name],
                     self.stream,
                     self.results,
-                    model=model,
+                    model=functools.partial(model, arm),
                     price=self.price,
                     judge=self.judge,
                     limiter=limiter,
