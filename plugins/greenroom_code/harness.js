@@ -131,8 +131,14 @@ const tools = new Proxy(Object.create(null), {
 async function answers() {
   for (;;) {
     const line = await readLine();
-    if (line === null) return;
-    const answer = parse(line);
+    if (line === null) exit(1); // greenroom is gone: nobody will answer, and nobody reads the result
+    let answer;
+    try {
+      answer = parse(line);
+    } catch {
+      continue;
+    }
+    if (answer === null || typeof answer !== "object") continue;
     const waiter = waiting.get(answer.id);
     if (waiter === undefined) continue;
     waiting.delete(answer.id);

@@ -20,6 +20,7 @@ caller's deadline (the tool's timeout) cancels ``run_script``, which kills the p
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import shutil
@@ -56,6 +57,9 @@ class Limits:
     max_calls: int = 64
     console_chars: int = 4000
     max_message_bytes: int = 1 << 20
+    cpu_seconds: float | None = None
+    """Processor time the process may use (Linux ``RLIMIT_CPU``): what ends a sandbox whose
+    greenroom died while its script spun; greenroom's own deadline comes first."""
 
 
 @attrs.frozen
@@ -199,7 +203,7 @@ class _Conversation:
         ready = await self.lines.next()
         if ready != b'{"t":"ready"}':
             return await self._ended("the sandbox did not start")
-        _limit_memory(self.process.pid, self.limits.memory_mb)
+        _limit(self.process.pid, self.limits)
         start = {"code": code, "token": self.token, "console_chars": self.limits.console_chars}
         if not await self._send(start):
             return await self._ended("the sandbox did not start")
@@ -261,18 +265,23 @@ class _Conversation:
         return self._failed(f"{what} (exit code {code}){detail}")
 
 
-def _limit_memory(pid: int, megabytes: int) -> None:
-    """Cap the data segment at what Deno holds once started plus ``megabytes`` (V8 reserves
-    its address space as it starts, so a limit set before that would stop it starting)."""
+def _limit(pid: int, limits: Limits) -> None:
+    """Cap the data segment at what Deno holds once started plus ``memory_mb`` (V8 reserves
+    its address space as it starts, so a limit set before that would stop it starting),
+    and the processor time at ``cpu_seconds``. Linux only: elsewhere the V8 heap limit and
+    greenroom's deadline still hold."""
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
-        held = next(int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmData:"))
         import resource
 
-        limit = held + (megabytes << 20) + (64 << 20)  # its heap counts here too, and some room for the runtime
-        resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
+        status = Path(f"/proc/{pid}/status").read_text()
+        held = next(int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmData:"))
+        data = held + (limits.memory_mb << 20) + (64 << 20)  # its heap counts here too, and room for the runtime
+        resource.prlimit(pid, resource.RLIMIT_DATA, (data, data))
+        if limits.cpu_seconds is not None:
+            cpu = math.ceil(limits.cpu_seconds)
+            resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu + 2))  # SIGXCPU, then SIGKILL
     except (OSError, StopIteration, ValueError, ImportError, AttributeError):
-        pass  # not Linux: the V8 heap limit still holds
+        pass
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:

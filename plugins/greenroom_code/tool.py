@@ -9,6 +9,8 @@ import json
 from contextvars import ContextVar
 from typing import Any
 
+import attrs
+
 from greenroom import RunContext, ToolCallContext, ToolDescriptor, ToolResult
 from greenroom_code.config import CodeConfig
 from greenroom_code.sandbox import DenoMissing, Outcome, find_deno, run_script
@@ -73,14 +75,14 @@ class RunCode:
                 return False, result.content
             return True, result.structured if result.structured is not None else result.content
 
+        # processor time past the deadline (twice it: V8 runs threads beside the script) ends
+        # a sandbox whose greenroom is gone; while greenroom lives, its deadline ends it first
+        deadline = self.config.timeout or run.agent.tool_timeout
+        limits = attrs.evolve(self.config.limits, cpu_seconds=2 * deadline + 5)
         token = _in_script.set(True)
         try:
             outcome = await run_script(
-                str(args.get("code", "")),
-                answer,
-                self.config.limits,
-                deno=deno,
-                concurrency=run.agent.max_concurrency,
+                str(args.get("code", "")), answer, limits, deno=deno, concurrency=run.agent.max_concurrency
             )
         finally:
             _in_script.reset(token)
