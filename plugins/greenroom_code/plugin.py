@@ -97,8 +97,8 @@ class CodeModePlugin(Plugin):
                     plugin=self.name,
                     hook="greenroom_run_start",
                     message=(
-                        f"{ctx.model_name} does not call tools from code on its provider's side, so {RUN_CODE} "
-                        f"stands in (greenroom's sandbox); models that do: {NATIVE_MODELS}"
+                        f"{RUN_CODE} stands in (greenroom's sandbox) for the provider's programmatic tool calling, "
+                        f"which {ctx.model_name} has not; models that have it: {NATIVE_MODELS}"
                     ),
                 )
             )
