@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from greenroom.models import ToolPlacement as ToolPlacement
     from greenroom.models import Usage as Usage
     from greenroom.models import supports_native_tool_search as supports_native_tool_search
+    from greenroom.models import supports_programmatic_calls as supports_programmatic_calls
     from greenroom.plugins.discovery import Plugin as Plugin
     from greenroom.plugins.discovery import discover as _discover_plugins
     from greenroom.plugins.discovery import hookimpl as hookimpl
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
     from greenroom.search import ScoredTool as ScoredTool
     from greenroom.search import SearchQuery as SearchQuery
     from greenroom.state import Scope as Scope
+    from greenroom.state import Scripting as Scripting
     from greenroom.state import Snapshot as Snapshot
     from greenroom.state import StateRegistry as StateRegistry
     from greenroom.state import ToolPriors as ToolPriors
@@ -170,6 +172,7 @@ _EXPORTS: dict[str, str] = {
     "ToolPlacement": "greenroom.models",
     "Usage": "greenroom.models",
     "supports_native_tool_search": "greenroom.models",
+    "supports_programmatic_calls": "greenroom.models",
     "Plugin": "greenroom.plugins.discovery",
     "discover_plugins": "greenroom.plugins.discovery:discover",
     "hookimpl": "greenroom.plugins.discovery",
@@ -210,6 +213,7 @@ _EXPORTS: dict[str, str] = {
     "Scope": "greenroom.state",
     "Snapshot": "greenroom.state",
     "StateRegistry": "greenroom.state",
+    "Scripting": "greenroom.state",
     "ToolPriors": "greenroom.state",
     "ToolUsage": "greenroom.state",
     "count_tokens": "greenroom.tokens.counting",

@@ -71,7 +71,8 @@ def greenroom_tools(tools: ToolSet, groups: Mapping[str, ToolGroup]) -> Iterable
     Called once per runtime with the user's tool set and tool groups (read-only), after
     they are known. Return the tools to add; they are visible to the model like any other
     tool and go through the same placement, validation and gates, and they run with the
-    run's context (``ToolCallContext.run``).
+    run's context (``ToolCallContext.run``), through which they may call the run's other
+    tools as the model would (``RunContext.call_tool``).
 
     If it raises, the runtime is not built; the error names the plugin, its
     distribution and the hook.

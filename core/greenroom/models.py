@@ -105,6 +105,11 @@ class ModelRequest:
     keep out of the model's context until its search loads them (Anthropic's
     ``defer_loading``). A provider without hosted search ignores it and sends every
     tool in full; plugins ask ``supports_native_tool_search(model)`` first.
+
+    ``programmatic`` names tools in ``tools`` that the model may also call from code its
+    provider runs (Anthropic's and OpenAI's programmatic tool calling): the calls that
+    code makes come back as ordinary tool calls, which the run answers. A provider without
+    it ignores it; plugins ask ``supports_programmatic_calls(model)`` first.
     """
 
     system: tuple[SystemSection, ...]
@@ -112,6 +117,7 @@ class ModelRequest:
     messages: tuple[Message, ...]
     step: int = 0
     deferred: frozenset[str] = frozenset()
+    programmatic: frozenset[str] = frozenset()
 
     @property
     def system_text(self) -> str:
@@ -127,7 +133,7 @@ class RequestDraft:
     a catalog of any size; ``base_tools`` reads what it started with, without a copy.
     """
 
-    __slots__ = ("_base", "_tools", "deferred", "messages", "step", "system")
+    __slots__ = ("_base", "_tools", "deferred", "messages", "programmatic", "step", "system")
 
     def __init__(
         self,
@@ -145,6 +151,8 @@ class RequestDraft:
         self.deferred: set[str] | frozenset[str] = set() if deferred is None else deferred
         """Names of ``tools`` a hosted search keeps out of the context until found (a
         name that is not in ``tools`` means nothing; providers go by the tools they send)."""
+        self.programmatic: set[str] | frozenset[str] = set()
+        """Names of ``tools`` the model may also call from code its provider runs."""
 
     @property
     def tools(self) -> list[ToolDescriptor]:
@@ -169,7 +177,10 @@ class RequestDraft:
         # frozenset() of a frozenset and tuple() of a tuple are the same object: a
         # strategy that keeps them pays nothing here, whatever the catalog's size
         deferred = frozenset(self.deferred) if self.deferred else frozenset()
-        return ModelRequest(tuple(self.system), tuple(self.base_tools), tuple(self.messages), self.step, deferred)
+        programmatic = frozenset(self.programmatic) if self.programmatic else frozenset()
+        return ModelRequest(
+            tuple(self.system), tuple(self.base_tools), tuple(self.messages), self.step, deferred, programmatic
+        )
 
     def set_section(self, section: SystemSection) -> None:
         """Add a system section, or replace the one with the same key in place."""
@@ -251,6 +262,13 @@ def supports_native_tool_search(model: object) -> bool:
     (the scripted model, OpenAI's adapter, third-party models) does not.
     """
     return getattr(model, "native_tool_search", False) is True
+
+
+def supports_programmatic_calls(model: object) -> bool:
+    """Whether ``model`` honours ``ModelRequest.programmatic``: its provider runs the
+    model's code, which calls those tools. A model says so with a true
+    ``programmatic_tool_calling`` attribute; anything without one does not."""
+    return getattr(model, "programmatic_tool_calling", False) is True
 
 
 class ModelError(RuntimeError):

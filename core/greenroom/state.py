@@ -3,8 +3,8 @@
 Plugins register attrs classes as state keys. Run-scoped state starts fresh at each run,
 session-scoped state lives as long as the session (and is saved with it), profile-scoped
 state belongs to the agent across sessions (a persistence plugin loads and saves
-it). ``ToolUsage`` and ``ToolPriors`` are defined here so plugins cooperate without
-importing each other.
+it). ``ToolUsage``, ``ToolPriors`` and ``Scripting`` are defined here so plugins cooperate
+without importing each other.
 """
 
 from __future__ import annotations
@@ -192,6 +192,20 @@ class ToolPriors:
         return self.p.get(name, self.default)
 
 
+@attrs.define
+class Scripting:
+    """Whether the model can call tools from a script in this run (run scope).
+
+    A plugin that runs the model's scripts sets ``tool`` (the name of its tool) at
+    RunStart; a plugin that shows tools to the model (a tool search, a listing) may then
+    show each one as a script calls it: ``await tools.NAME(args)``.
+    """
+
+    tool: str | None = None
+    """The tool that runs scripts; None when nothing runs them in this run."""
+
+
 def register_core_state(registry: StateRegistry) -> None:
     registry.register(ToolUsage, Scope.RUN)
     registry.register(ToolPriors, Scope.PROFILE)
+    registry.register(Scripting, Scope.RUN)

@@ -10,6 +10,7 @@ from typing import Any
 from greenroom import SearchQuery, ToolDescriptor
 from greenroom.kit import IdentityMemo
 from greenroom_deferred.listing import first_line
+from greenroom_deferred.signatures import format_signatures
 
 _LINES: IdentityMemo[str] = IdentityMemo(1024, weak=True)
 """Each found tool's ``<function>`` line, by descriptor: a tool found again (a session
@@ -32,15 +33,22 @@ def format_functions(tools: Sequence[ToolDescriptor]) -> str:
     return "\n".join(["<functions>", *map(function_line, tools), "</functions>"])
 
 
-def found(matched: Sequence[ToolDescriptor], missing: Sequence[str], call_hint: str) -> tuple[str, str]:
+def found(
+    matched: Sequence[ToolDescriptor], missing: Sequence[str], call_hint: str, scripts: str | None = None
+) -> tuple[str, str]:
     """The schemas found, the ``select:`` names that were not, and how to call them; and
-    that answer's words beside the schemas (``missing`` and the hint), for ``structured``."""
+    that answer's words beside the schemas (``missing`` and the hint), for ``structured``.
+    With ``scripts`` (the tool that runs the model's scripts), each tool is its signature
+    as a script calls it instead of its schema (``signatures``)."""
     parts = []
     if missing:
         parts.append(f"Not found: {', '.join(missing)}.")
     parts.append(call_hint)
+    if scripts:
+        parts.append(f"In {scripts}, call them as shown: await tools.NAME(args).")
     rest = "\n".join(parts)
-    return f"{format_functions(matched)}\n{rest}", rest
+    block = format_signatures(matched) if scripts else format_functions(matched)
+    return f"{block}\n{rest}", rest
 
 
 def structured(text: str, tools: Sequence[ToolDescriptor] = ()) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from greenroom import RequestDraft, RunContext, SystemSection, ToolDescriptor
+from greenroom import RequestDraft, RunContext, Scripting, SystemSection, ToolDescriptor
 from greenroom.kit import IdentityMemo
 from greenroom_deferred.catalog import agent_tools, deferred_tools, find_descriptor, grouped_names
 from greenroom_deferred.config import DeferredConfig
@@ -134,7 +134,7 @@ class Strategy:
                 deferred,
                 style=self.config.listing,
                 budget=self.config.listing_budget,
-                hint=self.listing_hint,
+                hint=self.listing_hint + scripts_line(ctx),
                 groups=list(ctx.groups.values()),
                 priority=ctx.profile_state[LearnedView].priority,
             )
@@ -146,6 +146,19 @@ class Strategy:
             request.set_section(SystemSection(SECTION_KEY, text, stable=True))
         else:
             request.remove_section(SECTION_KEY)
+
+
+def script_tool(ctx: RunContext) -> str | None:
+    """The tool that runs the model's scripts in this run (``Scripting``), if any."""
+    return ctx.state[Scripting].tool
+
+
+def scripts_line(ctx: RunContext) -> str:
+    """The listing's line for a model that writes scripts; empty when it does not."""
+    tool = script_tool(ctx)
+    if tool is None:
+        return ""
+    return f"\nIn {tool} scripts, call any tool by name: `await tools.NAME(args)`; {SEARCH_TOOL} gives signatures."
 
 
 class Dispatch(Strategy):

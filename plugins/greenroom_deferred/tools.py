@@ -29,7 +29,7 @@ from greenroom_deferred.descriptors import (
 from greenroom_deferred.events import SearchPerformed
 from greenroom_deferred.run_state import run_strategy
 from greenroom_deferred.state import DeferralState, Placement, PlacementSource
-from greenroom_deferred.strategies import Strategy
+from greenroom_deferred.strategies import Strategy, script_tool
 
 
 class RunTool:
@@ -65,7 +65,10 @@ class ToolSearch(RunTool):
     ``<function>{json}</function>`` line per tool (description, name, parameters), then
     the ``select:`` names not found and how to call what was found; or why nothing was
     found. ``structured`` carries the same: ``{"tools": [the definitions found, in order,
-    as in the text], "message": the rest of the text}`` (``answers.structured``).
+    as in the text], "message": the rest of the text}`` (``answers.structured``). In a run
+    whose model writes scripts (``Scripting``: code mode), the text gives each tool as its
+    script calls it, one signature a line (``signatures``), unless the provider's search
+    reads the answer (native strategy).
 
     The contract with a provider whose model searches on the client side (``native``
     strategy; OpenAI's ``tool_search`` with ``execution: "client"``, Anthropic's
@@ -118,7 +121,10 @@ class ToolSearch(RunTool):
         strategy = self.strategy(run)
         names = [d.name for d in matched]
         strategy.promote(run, st, names, f"search {query.text!r}")
-        text, rest = answers.found(matched, missing, strategy.call_hint)
+        # a model that writes scripts reads each tool as its script calls it; a provider's
+        # hosted search reads the schemas' lines, so those stay for it
+        scripts = None if strategy.needs_hosted_search else script_tool(run)
+        text, rest = answers.found(matched, missing, strategy.call_hint, scripts)
         return ToolResult(text, structured=answers.structured(rest, matched))
 
     def _group(self, run: RunContext, st: DeferralState, query: SearchQuery) -> ToolResult:

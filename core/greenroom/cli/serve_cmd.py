@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -62,6 +63,15 @@ def serve_cmd(
             "MCP clients start the gateway without your environment.",
         ),
     ] = None,
+    enable: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--enable",
+            metavar="PLUGIN",
+            help="Turn on an installed plugin for this gateway, as [plugins] enable does "
+            "(repeatable): what it adds, clients are offered.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the config's tools as one MCP server: a tool search and the eager tools up
     front, every other tool found on demand, priors learned from every client's calls."""
@@ -101,7 +111,7 @@ def serve_cmd(
             logging.getLogger("greenroom.serve").warning("%s", warning)
         else:
             print(f"greenroom serve: warning: {warning}", file=sys.stderr)
-    gateway = _gateway(path, per_client, oauth, ops["max_calls_per_client"], _session_limits(section))
+    gateway = _gateway(path, per_client, oauth, ops["max_calls_per_client"], _session_limits(section), enable or ())
     try:
         if transport == "http":
             from greenroom.serve import serve_http
@@ -200,14 +210,19 @@ def _session_limits(section: Any) -> Any:
 
 
 def _gateway(
-    path: Path, per_client: bool, oauth: Any = None, max_calls_per_client: int = 16, session_limits: Any = None
+    path: Path,
+    per_client: bool,
+    oauth: Any = None,
+    max_calls_per_client: int = 16,
+    session_limits: Any = None,
+    enable: Sequence[str] = (),
 ) -> Any:
     from greenroom.compose.build import build_runtime
     from greenroom.config import ConfigError
 
     try:
         # no server starts here: the gateway lists them once it answers (serve.listings)
-        rt = build_runtime(path, offline_model=True, prepare_mcp=False)
+        rt = build_runtime(path, offline_model=True, prepare_mcp=False, enable=enable)
     except ConfigError as exc:
         fail(str(exc))
     except Exception as exc:  # a plugin failing to start must not print a traceback

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
+
 from greenroom.compose.findings import Findings, Level
 from greenroom.compose.sources import as_tools, build_groups, build_mcp, build_tools, import_ref
 from greenroom.config import ConfigError, ConfigErrors, RuntimeConfig, load_config, structure_plugin_config
@@ -206,6 +208,19 @@ def plugin_host(
         raise ConfigError(str(exc), file=cfg.origin(where) or cfg.files[-1], path=where) from None
 
 
+def _enabled(cfg: RuntimeConfig, recs: Sequence[PluginRecord], names: Sequence[str]) -> RuntimeConfig:
+    """``cfg`` with ``names`` added to ``[plugins] enable``; a name no installed plugin has
+    is an error naming the installed ones."""
+    installed = {r.name for r in recs}
+    for name in names:
+        if name not in installed:
+            raise ConfigError(
+                f"no installed plugin named {name!r} to enable (installed: {', '.join(sorted(installed))})"
+            )
+    more = tuple(n for n in dict.fromkeys(names) if n not in cfg.plugins.enable)
+    return attrs.evolve(cfg, plugins=attrs.evolve(cfg.plugins, enable=(*cfg.plugins.enable, *more)))
+
+
 def _stage(check: Findings | None, fallback: T, build: Callable[[], T]) -> T:
     """A build stage: a run stops at its first error; a check records it and goes on
     with ``fallback``, so one check reports every stage's errors."""
@@ -230,8 +245,12 @@ def build_runtime(
     check: Findings | None = None,
     offline_model: bool = False,
     prepare_mcp: bool = True,
+    enable: Sequence[str] = (),
 ) -> Runtime:
     """Compose a runtime from a config file (``model`` overrides ``agent.model``).
+
+    ``enable`` turns on more installed plugins, as if ``[plugins] enable`` named them too
+    (``greenroom serve --enable``); a plugin the file disables stays off.
 
     ``offline_model``: the runtime will not call its model (``greenroom inspect``), so a
     provider whose SDK is not installed is no error.
@@ -247,6 +266,8 @@ def build_runtime(
     failed. Errors that leave nothing to build on (the file itself) are still raised.
     """
     cfg, recs = load_runtime_config(path, records)
+    if enable:
+        cfg = _enabled(cfg, recs, enable)
     configs = plugin_configs(cfg, recs)
     for name, value in (overrides or {}).items():
         configs[name] = value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import threading
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
@@ -13,9 +14,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from greenroom import events as ev
+from greenroom._support.arguments import json_text, within_bounds
 from greenroom.config import AgentConfig
 from greenroom.failures import RunFailure
-from greenroom.models import Usage, supports_native_tool_search
+from greenroom.models import ToolCall, Usage, supports_native_tool_search, supports_programmatic_calls
 from greenroom.run.policy import ToolScope
 from greenroom.run.views import Catalog, GroupView, ScopedTools, group_views
 from greenroom.search import Ranking, ScoredTool, SearchQuery, keyword_search
@@ -98,10 +100,11 @@ class RunContext:
     ``visible_descriptors()``, ``catalog()`` (loaded and not yet loaded, by name),
     ``groups`` (the tools each group may give it),
     ``group_of``, ``load_group``; ``hidden`` and ``scope`` say what is left out and why.
-    The model: ``model_name`` and ``hosted_tool_search``.
-    Doing things: ``emit`` an event, ``search`` through the ranking hooks, ``read_result``
-    (what was kept of a result greenroom cut), ``call_hook``
-    (a contribution hook, such as one a plugin declared), ``on_close`` (release something
+    The model: ``model_name``, ``hosted_tool_search`` and ``hosted_programmatic_calls``.
+    Doing things: ``emit`` an event, ``search`` through the ranking hooks, ``call_tool``
+    (a tool of the run, by name, as the model's call would go), ``read_result`` (what was
+    kept of a result greenroom cut), ``call_hook`` (a
+    contribution hook, such as one a plugin declared), ``on_close`` (release something
     when the runtime closes), ``config_dir`` (where a config key's relative paths point).
     """
 
@@ -246,6 +249,12 @@ class RunContext:
         """Whether the model searches ``ModelRequest.deferred`` tools on its side."""
         return supports_native_tool_search(self._parts.model)
 
+    @property
+    def hosted_programmatic_calls(self) -> bool:
+        """Whether the model calls ``ModelRequest.programmatic`` tools from code its
+        provider runs (the calls come back as the model's own)."""
+        return supports_programmatic_calls(self._parts.model)
+
     # ---------------------------------------------------------------- doing things
     def emit(self, event: ev.Event) -> None:
         """Send an event to the runtime's listeners and to every plugin's ``greenroom_event``.
@@ -290,6 +299,25 @@ class RunContext:
             pattern=pattern,
             max_tokens=limit_tokens,
         )
+
+    async def call_tool(self, name: str, arguments: object = None) -> ToolResult:
+        """Call a tool this run may call, by name, exactly as a call of the model would go
+        (``greenroom.run.calls``): resolve, its group loaded, validation, the gates, the tool
+        within its timeout, AfterToolExecute, the result masked and bounded, the call
+        counted in ``usage`` (and so in priors), its events (``tool_result`` with the tool's
+        name) under a fresh call id. Whatever goes wrong is the error result a model would
+        read, never an exception: a hidden tool is as unknown here as anywhere, and
+        ``arguments`` that are not an object (None is ``{}``) are refused as a model's
+        malformed ones are. For a plugin's tool that calls tools itself (a script's calls)."""
+        from greenroom.run.calls import ToolCalls  # calls reads this module: loaded on the first call
+
+        call_id = f"call_{uuid.uuid4().hex[:12]}"
+        if arguments is None or isinstance(arguments, Mapping):
+            call = ToolCall(call_id, name, dict(arguments or {}))
+        else:
+            call = ToolCall(call_id, name, None, json_text(arguments))
+        with activate(self):
+            return await ToolCalls(self._parts, self._scoping).run_call(self, within_bounds(call))
 
     def call_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call a contribution hook (every implementation, in pluggy's order) and return

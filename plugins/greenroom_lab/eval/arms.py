@@ -18,6 +18,8 @@ from typing import Literal
 
 import attrs
 
+from greenroom import load_runtime_config
+
 Strategy = Literal["eager", "dispatch", "inject", "native"]
 
 
@@ -26,19 +28,31 @@ class Arm:
     name: str
     strategy: Strategy
     priors: bool
+    code: bool = False
+    """Code mode on: the model may write one script that calls its tools (``run_code``)."""
 
     @property
     def learns(self) -> bool:
         """Its sessions must run one after another: each learns from the ones before."""
         return self.priors
 
-    def overlay(self, base: Path, folder: Path, max_steps: int | None = None, seed: int | None = None) -> str:
-        """The TOML of this arm's config, extending ``base``."""
+    def overlay(
+        self,
+        base: Path,
+        folder: Path,
+        max_steps: int | None = None,
+        seed: int | None = None,
+        enabled: Sequence[str] = (),
+    ) -> str:
+        """The TOML of this arm's config, extending ``base`` (whose ``[plugins] enable`` is
+        ``enabled``: a list in an overlay replaces the base's, so code mode adds to it)."""
         lines = [
             f"# Written by `greenroom eval` for the arm {self.name!r}; rewritten on every run.",
             f"extends = {_toml_string(str(base))}",
             "",
         ]
+        if self.code:
+            lines += ["[plugins]", f"enable = {json.dumps([*dict.fromkeys([*enabled, 'code-mode'])])}", ""]
         if max_steps is not None:
             lines += ["[agent]", f"max_steps = {max_steps}", ""]
         lines.append("[plugins.deferred-tools]")
@@ -76,10 +90,11 @@ ARMS: dict[str, Arm] = {
         Arm("inject+priors", "inject", priors=True),
         Arm("native", "native", priors=False),
         Arm("native+priors", "native", priors=True),
+        Arm("code", "dispatch", priors=False, code=True),
     )
 }
 """Every arm by name. ``native`` needs a model with hosted tool search (else it works
-as dispatch, and says so in a warning)."""
+as dispatch, and says so in a warning); ``code`` is dispatch with code mode on."""
 
 DEFAULT_ARMS = ("all-eager", "dispatch", "dispatch+priors")
 BASELINE = "all-eager"
@@ -108,10 +123,11 @@ def write_overlays(
     arms: Sequence[Arm], base: Path, folder: Path, max_steps: int | None = None, seed: int | None = None
 ) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
+    enabled = load_runtime_config(base)[0].plugins.enable if any(a.code for a in arms) else ()
     out: dict[str, Path] = {}
     for arm in arms:
         path = folder / f"{arm.file(seed)}.toml"
-        path.write_text(arm.overlay(base.resolve(), folder.resolve(), max_steps, seed), encoding="utf-8")
+        path.write_text(arm.overlay(base.resolve(), folder.resolve(), max_steps, seed, enabled), encoding="utf-8")
         out[arm.name] = path
     return out
 

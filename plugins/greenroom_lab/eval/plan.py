@@ -9,6 +9,7 @@ out before its progress bars start.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,7 @@ from greenroom_lab.eval.checks import CHECK_TIMEOUT, Judge
 from greenroom_lab.eval.report import summarize
 from greenroom_lab.eval.results import EvalError, ResultsFile, Settings, digest
 from greenroom_lab.eval.runner import ArmSetup, Progress, Retried, no_progress, no_retries, run_arm
+from greenroom_lab.eval.scripting import ScriptingAgent
 from greenroom_lab.eval.tasks import STREAMS, Mix, Stream, Task, draw_stream, drop_unusable, load_tasks
 from greenroom_lab.eval.window import window_of
 
@@ -199,15 +201,25 @@ class Plan:
         retries: dict[str, int] = {}
         windows: dict[str, int] = {}
 
-        def model() -> Model | None:
-            return SimulatedAgent() if self.agent == "simulated" else None  # made with nothing: it can read no gold
+        def model(arm: Arm) -> Model | None:
+            if self.agent != "simulated":
+                return None
+            # made with nothing: it can read no gold
+            return ScriptingAgent() if arm.code else SimulatedAgent()
 
         async def go() -> None:
             # simulated sessions are CPU work on this loop: running them side by side gains nothing
             limiter = anyio.CapacityLimiter(1 if self.agent == "simulated" else self.concurrency)
-            setup = ArmSetup(model, self.price, self.judge, limiter, self.context_window, window_of(self.price))
             for seed, stream in self.streams.items():
                 for arm in self.arms:
+                    setup = ArmSetup(
+                        functools.partial(model, arm),
+                        self.price,
+                        self.judge,
+                        limiter,
+                        self.context_window,
+                        window_of(self.price),
+                    )
                     spent, windows[arm.name] = await run_arm(
                         arm,
                         self.configs[seed][arm.name],

@@ -217,7 +217,7 @@ def test_the_simulated_agent_is_held_to_the_window_of_the_model_the_price_names(
     arms = parse_arms("all-eager,dispatch")
     report = evaluate(Target(tools=tools), tasks, arms, Mix(4, 4, 1.0, 3), tmp_path / "a", price="openai:gpt-5")
     assert [a["context_window"] for a in report["arms"]] == [400_000, 400_000]
-    small = evaluate(Target(tools=tools), tasks, arms, Mix(4, 4, 1.0, 3), tmp_path / "b", context_window=1500)
+    small = evaluate(Target(tools=tools), tasks, arms, Mix(4, 4, 1.0, 3), tmp_path / "b", context_window=1800)
     eager, dispatch = small["arms"]
     assert eager["over_window"] == 4 and eager["success"] == 0 and eager["input_tokens_per_session"] == 0
     assert dispatch["over_window"] == 0 and dispatch["success"] == 1.0

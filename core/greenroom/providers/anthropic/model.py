@@ -9,6 +9,7 @@ from typing import Any
 
 from greenroom.models import ModelRequest, ModelResponse
 from greenroom.providers._sdk import SDKModel, _endpoint
+from greenroom.providers.anthropic.programmatic import waiting_container
 from greenroom.providers.anthropic.request import deferred_on_wire, message_blocks, system_blocks, tool_blocks
 from greenroom.providers.anthropic.response import read_message
 from greenroom.providers.anthropic.settings import DEFAULT_MAX_TOKENS, AnthropicSettings
@@ -45,6 +46,12 @@ class AnthropicModel(SDKModel):
         return self.settings.defers
 
     @property
+    def programmatic_tool_calling(self) -> bool:
+        """Whether the tools of ``ModelRequest.programmatic`` are offered to the model's
+        code in Anthropic's code execution container (``[model] programmatic``)."""
+        return self.settings.programmatic
+
+    @property
     def images(self) -> bool:
         """Whether tool results' images are sent to the model (``[model] images``)."""
         return self.settings.images
@@ -63,6 +70,9 @@ class AnthropicModel(SDKModel):
         tools = tool_blocks(request, self.settings, deferred)
         if tools:
             body["tools"] = tools
+        container = waiting_container(request.messages) if self.settings.programmatic else None
+        if container is not None:
+            body["container"] = container  # the model's code waits there for these results
         if self.settings.thinking is not None:
             body["thinking"] = dict(self.settings.thinking)
         if self.options.temperature is not None:

@@ -22,6 +22,7 @@ from greenroom.providers._messages import (
     ordered_system,
     paired_messages,
 )
+from greenroom.providers.anthropic.programmatic import ALLOWED_CALLERS, CODE_TOOL, sent
 from greenroom.providers.anthropic.settings import IMAGE_TYPES, MAX_IMAGE_BYTES, AnthropicSettings
 from greenroom.tools import MediaPart, ToolDescriptor
 
@@ -71,15 +72,23 @@ def system_blocks(request: ModelRequest, settings: AnthropicSettings) -> list[di
 
 
 def tool_blocks(request: ModelRequest, settings: AnthropicSettings, deferred: frozenset[str]) -> list[dict[str, Any]]:
-    """Loaded tools (and the search tool, when tools are deferred) with the breakpoint on
-    the last of them, then the deferred tools, in request order."""
-    tools = [tool_json(t) for t in request.tools if t.name not in deferred]
+    """Loaded tools (and the search tool, when tools are deferred; the code execution tool,
+    when tools may be called from code) with the breakpoint on the last of them, then the
+    deferred tools, in request order."""
+    coded = request.programmatic if settings.programmatic else frozenset()
+
+    def wire(t: ToolDescriptor) -> dict[str, Any]:
+        return {**tool_json(t), "allowed_callers": list(ALLOWED_CALLERS)} if t.name in coded else tool_json(t)
+
+    tools = [wire(t) for t in request.tools if t.name not in deferred]
     if deferred:
         tools.append(search_tool(settings))
+    if coded:
+        tools.append(dict(CODE_TOOL))
     if tools and settings.prompt_cache:
         # deferred tools are not part of the rendered prefix: no breakpoint of their own
         tools[-1]["cache_control"] = ephemeral()
-    tools.extend({**tool_json(t), "defer_loading": True} for t in request.tools if t.name in deferred)
+    tools.extend({**wire(t), "defer_loading": True} for t in request.tools if t.name in deferred)
     return tools
 
 
@@ -120,7 +129,7 @@ def assistant_blocks(m: Message) -> list[dict[str, Any]]:
     searches), exactly as they came, else text and ``tool_use`` blocks."""
     if m.provider_content is not None and m.provider_content.provider == "anthropic":
         # copied: breakpoints are set on the blocks of the request being built
-        return copy.deepcopy(list(m.provider_content.blocks))
+        return copy.deepcopy(sent(m.provider_content.blocks))
     blocks: list[dict[str, Any]] = []
     if m.content:
         blocks.append({"type": "text", "text": m.content})

@@ -3,7 +3,8 @@
 Text blocks make the turn's text; ``tool_use`` blocks its calls. A turn with blocks
 greenroom has no type for and the API wants back unchanged (``thinking`` and
 ``redacted_thinking`` with their signatures, a hosted search's ``server_tool_use`` and
-``tool_search_tool_result``) is kept whole in ``Message.provider_content`` and replayed
+``tool_search_tool_result``, the model's code and the calls it made, ``programmatic``) is
+kept whole in ``Message.provider_content`` and replayed
 verbatim; thinking never becomes the turn's text. Usage: ``input_tokens`` counts every
 input token (fresh + cache reads + cache writes), as OpenAI counts them.
 """
@@ -16,10 +17,12 @@ from typing import Any
 
 from greenroom.models import HostedSearch, Message, ModelRequest, ModelResponse, ProviderContent, ToolCall, Usage
 from greenroom.providers._messages import parse_arguments
+from greenroom.providers.anthropic.programmatic import KEPT_RESULTS, from_code, with_container
 from greenroom.providers.errors import ProviderResponseError, ProviderToolCallError
 
-KEPT_BLOCKS = frozenset({"server_tool_use", "tool_search_tool_result", "thinking", "redacted_thinking"})
-"""Block types that make a turn kept whole and replayed verbatim."""
+KEPT_BLOCKS = frozenset({"server_tool_use", "tool_search_tool_result", "thinking", "redacted_thinking", *KEPT_RESULTS})
+"""Block types that make a turn kept whole and replayed verbatim (a call the model's code
+made does too: its ``caller`` goes back with it)."""
 
 PROVIDER = "anthropic"
 
@@ -41,7 +44,8 @@ def read_message(data: Mapping[str, Any], request: ModelRequest, model: str) -> 
             texts.append(str(block.get("text") or ""))
         elif kind == "tool_use":
             calls.append(tool_call(block, i, request.step, model))
-    kept = ProviderContent(PROVIDER, replayable(blocks, calls)) if keep else None
+            keep = keep or from_code(block)
+    kept = ProviderContent(PROVIDER, with_container(replayable(blocks, calls), data)) if keep else None
     return ModelResponse(
         message=Message(role="assistant", content="".join(texts), tool_calls=tuple(calls), provider_content=kept),
         usage=read_usage(data.get("usage")),

@@ -3,8 +3,9 @@
 ``prompt_cache`` (breakpoints on or off), ``tool_search`` (the hosted search tool, the
 client-side mode where greenroom's own search answers with ``tool_reference`` blocks,
 or none), ``betas`` (the ``anthropic-beta`` header), ``images`` (whether tool results'
-images are sent) and ``thinking`` (extended thinking). Every bad value is a
-``ConfigError`` naming its key.
+images are sent), ``thinking`` (extended thinking) and ``programmatic`` (tools called
+from the model's code in Anthropic's container, ``programmatic``; ``"auto"``: Claude Opus
+and Sonnet 4.5 and later). Every bad value is a ``ConfigError`` naming its key.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import attrs
 
 from greenroom.config import ConfigError
+from greenroom.providers.anthropic.programmatic import supported
 from greenroom.providers.options import ProviderOptions
 
 DEFAULT_MAX_TOKENS = 4096
@@ -38,6 +40,7 @@ EXTRA_KEYS: dict[str, Any] = {
     "betas": (),
     "images": "auto",
     "thinking": False,
+    "programmatic": "auto",
 }
 """The provider's own keys and their defaults (``parse_provider_options``' ``extra_keys``)."""
 
@@ -65,6 +68,8 @@ class AnthropicSettings:
     images: bool = True
     thinking: Mapping[str, Any] | None = None
     """The request's ``thinking`` object, or None to send none."""
+    programmatic: bool = False
+    """Whether the tools of ``ModelRequest.programmatic`` may be called from the model's code."""
 
     @property
     def hosted_search(self) -> dict[str, str] | None:
@@ -102,7 +107,16 @@ def read_settings(model: str, options: ProviderOptions) -> AnthropicSettings:
         betas=tuple(betas),
         images=_images(model, extra["images"]),
         thinking=_thinking(extra["thinking"], options),
+        programmatic=_programmatic(model, extra["programmatic"]),
     )
+
+
+def _programmatic(model: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if value != "auto":
+        raise ConfigError(f'expected "auto", true or false, got {value!r}', path="model.programmatic")
+    return supported(model)
 
 
 def _images(model: str, value: Any) -> bool:

@@ -63,6 +63,7 @@ class StreamAssembler:
         self.stopped = False
         self.usage: dict[str, Any] = {}
         self.stop_reason: str | None = None
+        self.container: dict[str, Any] | None = None
         self._blocks: dict[int, dict[str, Any]] = {}
         # (block index, field) -> the pieces streamed so far, joined when the block stops
         # (``text``, ``thinking``, and ``input``: a tool's input JSON)
@@ -102,6 +103,8 @@ class StreamAssembler:
             delta = event.get("delta")
             if isinstance(delta, Mapping) and delta.get("stop_reason") is not None:
                 self.stop_reason = str(delta["stop_reason"])
+            if isinstance(delta, Mapping) and isinstance(delta.get("container"), Mapping):
+                self.container = dict(delta["container"])  # where the model's code runs
             self._merge_usage(event.get("usage"))
         elif kind == "message_stop":
             self.stopped = True
@@ -116,7 +119,8 @@ class StreamAssembler:
         for index in sorted({i for i, _ in self._pieces}):  # blocks whose stop never came: whole by now
             self._stop(index)
         content = [self._blocks[i] for i in sorted(self._blocks)]
-        return {"content": content, "usage": dict(self.usage), "stop_reason": self.stop_reason}
+        out = {"content": content, "usage": dict(self.usage), "stop_reason": self.stop_reason}
+        return {**out, "container": self.container} if self.container is not None else out
 
     # ------------------------------------------------------------------ internals
     def _index(self, event: Mapping[str, Any]) -> int:

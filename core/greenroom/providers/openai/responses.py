@@ -9,7 +9,8 @@ Turns that carry items greenroom has no type for are kept whole in the assistant
 message's ``provider_content`` and replayed in order: reasoning items (asked for with
 ``include: ["reasoning.encrypted_content"]``, since with ``store: false`` only their
 encrypted content carries them to the next request; one without it is dropped),
-``tool_search_call`` items (``search``), and function calls made inside a namespace.
+``tool_search_call`` items (``search``), function calls made inside a namespace, and a
+program's items with the calls it made (``programmatic``).
 Replayed items lose the ids of stored items (a call's ``fc_``), which the API could not
 look up with ``store: false``, and a message is replayed as its text; a reasoning item
 keeps its own id.
@@ -26,6 +27,8 @@ from greenroom.models import HostedSearch, Message, ModelRequest, ModelResponse,
 from greenroom.providers._messages import CLIENT_SEARCH_TOOL, paired_messages, parse_arguments
 from greenroom.providers.errors import ProviderResponseError
 from greenroom.providers.openai.chat import OpenAIChatModel
+from greenroom.providers.openai.programmatic import ALLOWED_CALLERS, PROGRAMMATIC_TOOL, callers, from_program
+from greenroom.providers.openai.programmatic import ITEMS as PROGRAM_ITEMS
 from greenroom.providers.openai.search import on_wire, search_output, search_tools
 from greenroom.providers.openai.streams import ResponsesStream
 from greenroom.providers.openai.wire import arguments_text, function_fields, int_of, responses_output, tool_call
@@ -34,7 +37,7 @@ from greenroom.tools import ToolDescriptor
 ITEMS = "openai-responses"
 """``ProviderContent.provider`` of a turn kept as the Responses API's output items."""
 
-KEPT = ("reasoning", "tool_search_call", "tool_search_output")
+KEPT = ("reasoning", "tool_search_call", "tool_search_output", *PROGRAM_ITEMS)
 """Item types that make a turn kept whole."""
 
 
@@ -53,6 +56,12 @@ class OpenAIResponsesModel(OpenAIChatModel):
         by default gpt-5.4 and later on OpenAI's API)."""
         return self.settings.tool_search
 
+    @property
+    def programmatic_tool_calling(self) -> bool:
+        """Whether the tools of ``ModelRequest.programmatic`` are offered to the model's
+        programs (``[model] programmatic``, ``programmatic``)."""
+        return self.settings.programmatic
+
     def tool_json(self, tool: ToolDescriptor) -> dict[str, Any]:
         return {"type": "function", **function_fields(tool, self.settings.strict_tools)}
 
@@ -60,19 +69,28 @@ class OpenAIResponsesModel(OpenAIChatModel):
         return on_wire(request) if self.settings.tool_search else frozenset()
 
     def build_tools(self, request: ModelRequest, deferred: frozenset[str]) -> list[dict[str, Any]]:
-        # the same tuple and set from step to step while nothing changes: built once
-        hit = self._arrays.lookup((request.tools, deferred))
+        # the same tuple and sets from step to step while nothing changes: built once
+        coded = request.programmatic if self.settings.programmatic else frozenset()
+        hit = self._arrays.lookup((request.tools, deferred, coded))
         if hit is not None:
             return hit[0]
+
+        def function(t: ToolDescriptor) -> dict[str, Any]:
+            fn = self.tool_json(t)
+            return {**fn, "allowed_callers": list(ALLOWED_CALLERS)} if t.name in coded else fn
+
         if deferred:
-            tools = search_tools(request, self.tool_json, deferred)
+            tools = search_tools(request, function, deferred)
         else:
-            tools = [self.tool_json(t) for t in request.tools]
-        return self._arrays.put((request.tools, deferred), tools)
+            tools = [function(t) for t in request.tools]
+        if coded:
+            tools.append(dict(PROGRAMMATIC_TOOL))
+        return self._arrays.put((request.tools, deferred, coded), tools)
 
     def build_input(self, request: ModelRequest, deferred: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         searches: set[str] = set()  # call ids of the model's tool_search_call items
+        programs: dict[str, dict[str, Any]] = {}  # the caller of each call a program made
         for m in paired_messages(request.messages):
             if m.role == "user":
                 items.append({"role": "user", "content": m.content})
@@ -80,6 +98,7 @@ class OpenAIResponsesModel(OpenAIChatModel):
                 if m.provider_content is not None and m.provider_content.provider == ITEMS:
                     items.extend(replayed(m.provider_content.blocks))
                     searches.update(search_calls(m.provider_content.blocks))
+                    programs.update(callers(m.provider_content.blocks))
                     continue
                 if m.content:
                     items.append({"role": "assistant", "content": m.content})
@@ -91,7 +110,9 @@ class OpenAIResponsesModel(OpenAIChatModel):
                 items.append(search_output(m, request, self.tool_json, deferred))
             else:
                 output = responses_output(m, self.settings)
-                items.append({"type": "function_call_output", "call_id": m.tool_call_id or "", "output": output})
+                item = {"type": "function_call_output", "call_id": m.tool_call_id or "", "output": output}
+                caller = programs.get(m.tool_call_id or "")
+                items.append({**item, "caller": caller} if caller is not None else item)
         return items
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
@@ -138,7 +159,7 @@ class OpenAIResponsesModel(OpenAIChatModel):
                         texts.append(str(part.get("text") or part.get("refusal") or ""))
             elif kind == "function_call":
                 calls.append(tool_call(self.model, call_id, item.get("name"), item.get("arguments")))
-                keep = keep or bool(item.get("namespace"))
+                keep = keep or bool(item.get("namespace")) or from_program(item)
             elif kind == "tool_search_call" and item.get("execution") != "server":
                 # greenroom's own search answers it, through a call the runtime runs
                 args, raw = parse_arguments(item.get("arguments"))
@@ -172,6 +193,8 @@ def replayed(blocks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if kind == "reasoning":
             if block.get("encrypted_content"):
                 out.append({k: v for k, v in block.items() if k != "status"})
+        elif kind in PROGRAM_ITEMS:  # their input forms require their ids and statuses
+            out.append(dict(block))
         elif kind == "message":
             text = "".join(
                 str(p.get("text") or p.get("refusal") or "")

@@ -1,16 +1,19 @@
 """The OpenAI provider's own ``[model]`` keys, checked into ``OpenAISettings``, and what
 each model family can take.
 
-``api`` (``"chat"`` or ``"responses"``); then five switches, each ``"auto"`` (the
+``api`` (``"chat"`` or ``"responses"``); then six switches, each ``"auto"`` (the
 default), ``true`` or ``false``: ``images`` (tool results' images go to the model),
 ``audio`` (their sounds, Chat Completions only), ``strict_tools`` (``strict: true`` on
 the tools whose schema allows it), ``tool_search`` (deferred tools behind the API's
-``tool_search``, answered by greenroom's own search; Responses only) and
+``tool_search``, answered by greenroom's own search; Responses only),
 ``reasoning_items`` (reasoning items kept with their encrypted content and sent back;
-Responses only). ``auto`` decides by the model's family on OpenAI's own API; on any
-other server (``base_url`` pointing elsewhere) it is false, since a compatible server
-may reject what it does not implement. ``true`` for a feature the API cannot carry
-(``tool_search`` with ``api = "chat"``) is a ``ConfigError`` naming the key.
+Responses only) and ``programmatic`` (tools called from the model's JavaScript in
+OpenAI's runtime, ``programmatic``; Responses only, and off under ``auto``: which models
+take it is not known here, so it is turned on by name). ``auto`` decides by the model's
+family on OpenAI's own API; on any other server (``base_url`` pointing elsewhere) it is
+false, since a compatible server may reject what it does not implement. ``true`` for a
+feature the API cannot carry (``tool_search`` with ``api = "chat"``) is a ``ConfigError``
+naming the key.
 """
 
 from __future__ import annotations
@@ -25,12 +28,12 @@ from greenroom.config import ConfigError
 from greenroom.providers.options import ProviderOptions
 
 APIS = ("chat", "responses")
-SWITCHES = ("images", "audio", "strict_tools", "tool_search", "reasoning_items")
+SWITCHES = ("images", "audio", "strict_tools", "tool_search", "reasoning_items", "programmatic")
 
 EXTRA_KEYS: dict[str, Any] = {"api": "chat", **dict.fromkeys(SWITCHES, "auto")}
 """The provider's own keys and their defaults (``parse_provider_options``' ``extra_keys``)."""
 
-RESPONSES_ONLY = ("tool_search", "reasoning_items")
+RESPONSES_ONLY = ("tool_search", "reasoning_items", "programmatic")
 CHAT_ONLY = ("audio",)
 
 VISION = ("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-4-turbo", "gpt-5", "o1", "o3", "o4", "computer-use")
@@ -58,6 +61,7 @@ class OpenAISettings:
     strict_tools: bool = False
     tool_search: bool = False
     reasoning_items: bool = False
+    programmatic: bool = False
 
 
 def family(model: str) -> str:
@@ -90,6 +94,7 @@ def capabilities(model: str, api: str) -> dict[str, bool]:
         "strict_tools": True,
         "tool_search": api == "responses" and numbers >= TOOL_SEARCH_SINCE,
         "reasoning_items": api == "responses" and reasoning,
+        "programmatic": False,  # opt-in: no model list to go by
     }
 
 
