@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from greenroom.compose.build import abuild_runtime as abuild_runtime
     from greenroom.compose.build import build_runtime as build_runtime
     from greenroom.compose.build import load_runtime_config as load_runtime_config
+    from greenroom.compose.build import plugin_config as plugin_config
     from greenroom.config import AgentConfig as AgentConfig
     from greenroom.config import ConfigError as ConfigError
     from greenroom.config import RuntimeConfig as RuntimeConfig
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from greenroom.failures import PluginHookError as PluginHookError
     from greenroom.failures import RunFailure as RunFailure
     from greenroom.hookspecs import hookspec as hookspec
+    from greenroom.mcp.server import McpServer as McpServer
     from greenroom.models import HostedSearch as HostedSearch
     from greenroom.models import Message as Message
     from greenroom.models import Model as Model
@@ -91,6 +93,7 @@ if TYPE_CHECKING:
     from greenroom.run.policy import ToolPolicy as ToolPolicy
     from greenroom.run.policy import ToolScope as ToolScope
     from greenroom.run.runtime import Runtime as Runtime
+    from greenroom.run.scope import RunFilter as RunFilter
     from greenroom.run.session import Session as Session
     from greenroom.run.session import SessionError as SessionError
     from greenroom.run.session import SessionOwnerError as SessionOwnerError
@@ -130,6 +133,7 @@ _EXPORTS: dict[str, str] = {
     "abuild_runtime": "greenroom.compose.build",
     "build_runtime": "greenroom.compose.build",
     "load_runtime_config": "greenroom.compose.build",
+    "plugin_config": "greenroom.compose.build",
     "AgentConfig": "greenroom.config",
     "ConfigError": "greenroom.config",
     "Readiness": "greenroom.plugins.readiness",
@@ -154,6 +158,7 @@ _EXPORTS: dict[str, str] = {
     "PluginHookError": "greenroom.failures",
     "RunFailure": "greenroom.failures",
     "hookspec": "greenroom.hookspecs",
+    "McpServer": "greenroom.mcp.server",
     "HostedSearch": "greenroom.models",
     "Message": "greenroom.models",
     "Model": "greenroom.models",
@@ -201,6 +206,7 @@ _EXPORTS: dict[str, str] = {
     "GroupView": "greenroom.run.views",
     "ScopedTools": "greenroom.run.views",
     "Runtime": "greenroom.run.runtime",
+    "RunFilter": "greenroom.run.scope",
     "Ranking": "greenroom.search",
     "ScoredTool": "greenroom.search",
     "SearchQuery": "greenroom.search",
