@@ -1,4 +1,10 @@
-"""``greenroom serve``: put the config's tools, deferred, in front of any MCP client."""
+"""``greenroom serve``: put the config's tools, deferred, in front of any MCP client.
+
+Its options, each checked with a one-line error (never a traceback), each flag over its
+``[serve]`` key; the runtime built from the config without starting a server (the gateway
+lists them once it answers, ``listings``); then the transport until the client leaves or
+a signal stops it, every client's run ended on the way out.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,16 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from greenroom.cli.app import app, fail, need_mcp
+if TYPE_CHECKING:
+    from greenroom_gateway.config import ServeConfig, ServeOAuthConfig
+    from greenroom_gateway.gateway import Gateway
+    from greenroom_gateway.sessions import Limits
 
 
-@app.command("serve")
 def serve_cmd(
     path: Annotated[Path, typer.Argument(help="Config file (TOML).")],
     transport: Annotated[str, typer.Option("--transport", help="stdio (one client) or http (any number).")] = "stdio",
@@ -73,8 +81,12 @@ def serve_cmd(
         os.environ["GREENROOM_HOME"] = str(home.expanduser().resolve())
     if transport not in ("stdio", "http"):
         fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
-    need_mcp("greenroom serve")
-    from greenroom.serve.ops import logs
+    try:
+        import httpx2  # noqa: F401  (the MCP SDK's HTTP client, then the SDK)
+        import mcp  # noqa: F401
+    except ImportError as exc:
+        fail(f"greenroom serve: the MCP SDK (2.x) is not installed: pip install 'greenroom[mcp]' ({exc})")
+    from greenroom_gateway.ops import logs
 
     section = _serve_section(path)
     ops = _operations(section, transport, drain_timeout, max_body_bytes, max_calls_per_client, log_format)
@@ -104,7 +116,7 @@ def serve_cmd(
     gateway = _gateway(path, per_client, oauth, ops["max_calls_per_client"], _session_limits(section))
     try:
         if transport == "http":
-            from greenroom.serve import serve_http
+            from greenroom_gateway.transport import serve_http
 
             anyio.run(
                 lambda: serve_http(
@@ -124,21 +136,32 @@ def serve_cmd(
         pass
 
 
-def _serve_section(path: Path) -> Any:
-    """The config's ``[serve]`` section (its defaults when it has none)."""
-    from greenroom.config import ConfigError, ConfigErrors
-    from greenroom.serve.oauth import serve_section
+def fail(message: str, code: int = 2) -> NoReturn:
+    """One line on stderr (every secret the process knows masked), then the exit code."""
+    from greenroom.kit import redact_known
+
+    typer.echo(f"error: {redact_known(message)}", err=True)
+    raise typer.Exit(code)
+
+
+def _serve_section(path: Path) -> ServeConfig:
+    """The config's ``[serve]`` section (its defaults when it has none); the whole file is
+    checked here, so what is wrong anywhere in it is said before anything starts."""
+    from greenroom import ConfigError, load_runtime_config, plugin_config
+    from greenroom_gateway.plugin import GatewayPlugin
 
     try:
-        return serve_section(str(path))
-    except (ConfigError, ConfigErrors) as exc:
+        cfg, _ = load_runtime_config(path)
+        section: ServeConfig = plugin_config(GatewayPlugin, cfg)
+    except ConfigError as exc:  # ConfigErrors too: one line per bad key, each naming file and key
         fail(str(exc))
     except OSError as exc:
         fail(f"{path}: {exc}")
+    return section
 
 
 def _operations(
-    section: Any,
+    section: ServeConfig,
     transport: str,
     drain_timeout: float | None,
     max_body_bytes: int | None,
@@ -168,9 +191,9 @@ def _operations(
     }
 
 
-def _oauth(serve: Any, issuer: str | None, audience: str | None) -> Any:
+def _oauth(serve: ServeConfig, issuer: str | None, audience: str | None) -> ServeOAuthConfig | None:
     """The OAuth settings: ``[serve.oauth]`` with the flags over it; None without either."""
-    from greenroom.serve.oauth import OAuthSetupError, check_settings, with_flags
+    from greenroom_gateway.oauth.settings import OAuthSetupError, check_settings, with_flags
 
     section = with_flags(serve.oauth, issuer, audience)
     if section is None:
@@ -187,48 +210,47 @@ def _oauth(serve: Any, issuer: str | None, audience: str | None) -> Any:
 
 
 def _loopback(host: str) -> bool:
-    from greenroom.serve.oauth import is_loopback
+    from greenroom_gateway.oauth.settings import is_loopback
 
     return is_loopback(host)
 
 
-def _session_limits(section: Any) -> Any:
+def _session_limits(section: ServeConfig) -> Limits:
     """How long a sessionless caller's run is kept: the ``[serve]`` keys, else the variables."""
-    from greenroom.serve.sessions import Limits
+    from greenroom_gateway.sessions import Limits
 
     return Limits.from_env(idle=section.session_idle, age=section.session_age, calls=section.session_calls)
 
 
 def _gateway(
-    path: Path, per_client: bool, oauth: Any = None, max_calls_per_client: int = 16, session_limits: Any = None
-) -> Any:
-    from greenroom.compose.build import build_runtime
-    from greenroom.config import ConfigError
+    path: Path,
+    per_client: bool,
+    oauth: ServeOAuthConfig | None = None,
+    max_calls_per_client: int = 16,
+    session_limits: Limits | None = None,
+) -> Gateway:
+    from greenroom import ConfigError, build_runtime
+    from greenroom_gateway.gateway import Gateway
+    from greenroom_gateway.oauth.views import ScopeRules
 
     try:
-        # no server starts here: the gateway lists them once it answers (serve.listings)
+        # no server starts here: the gateway lists them once it answers (``listings``)
         rt = build_runtime(path, offline_model=True, prepare_mcp=False)
     except ConfigError as exc:
         fail(str(exc))
     except Exception as exc:  # a plugin failing to start must not print a traceback
         fail(f"{type(exc).__name__}: {exc}")
-    if oauth is not None:
-        from greenroom.serve.views import CallerGateway, ScopeRules
-
-        return CallerGateway(
-            rt,
-            ScopeRules(oauth.scopes),
-            per_principal=oauth.per_principal,
-            per_client=per_client,
-            max_calls_per_client=max_calls_per_client,
-            session_limits=session_limits,
-        )
-    from greenroom.serve import Gateway
-
-    return Gateway(rt, per_client=per_client, max_calls_per_client=max_calls_per_client, session_limits=session_limits)
+    return Gateway(
+        rt,
+        per_client=per_client,
+        max_calls_per_client=max_calls_per_client,
+        session_limits=session_limits,
+        scopes=ScopeRules(oauth.scopes) if oauth is not None else None,
+        per_principal=oauth is not None and oauth.per_principal,
+    )
 
 
-async def _stdio_until_signal(gateway: Any) -> None:
+async def _stdio_until_signal(gateway: Gateway) -> None:
     """Serve over stdio; SIGTERM or SIGINT end it as cleanly as closing stdin does: every
     client's run ends and the upstream servers stop, then the process exits. (The SDK
     reads stdin in a worker thread, which nothing can interrupt: waiting for it to end
@@ -238,7 +260,7 @@ async def _stdio_until_signal(gateway: Any) -> None:
 
     import anyio
 
-    from greenroom.serve import serve_stdio
+    from greenroom_gateway.transport import serve_stdio
 
     async with anyio.create_task_group() as tg:
 

@@ -1,52 +1,59 @@
 """The gateway's MCP server: what each request of a client becomes in greenroom.
 
-A 2025-11-25 client connection gets its own run (``greenroom.serve.client``), started on
-its first request after ``initialize`` and ended when the connection closes. A 2026-07-28
-request has no session: it uses the run the gateway keeps for its caller
-(``greenroom.serve.sessions``). All runs share the one runtime (its upstream
-connections, its plugins, what they learn). ``tools/list`` is the tools the client's
-current step would send a model; for a 2026-07-28 caller, whose list must not change
-from request to request, the first step's. A call goes through greenroom's call path and
-its result keeps the upstream content as it was sent. When a call changes a 2025-11-25
-client's tools (a strategy that adds the tools a search found), it is told with
-``notifications/tools/list_changed``; 2026-07-28 callers hear of changed lists through
-``subscriptions/listen``. Lists come in pages with honest cache hints (``pages``). Each
-request is observed by the plugins' ``greenroom_serve_request`` (a tracer's server span)
-in the task that handles it, and logged (``ops.logs``). A client has at most so many
-calls in progress (``ops.limits``); one more is an error result at once. Upstream
-servers nothing is known of are listed once the gateway answers (``listings``).
+A 2025-11-25 client connection gets its own run (``clients.ClientRun``), started on its
+first request after ``initialize`` and ended when the connection closes. A 2026-07-28
+request has no session: it uses the run the gateway keeps for its caller (``sessions``).
+With OAuth, the caller is the token's principal (``oauth.views.caller_of``), its run is
+made with the view its scopes allow, and a connection stays its first caller's. All runs
+share the one runtime (its upstream connections, its plugins, what they learn).
+``tools/list`` is the tools the client's current step would send a model; for a
+2026-07-28 caller, whose list must not change from request to request, the first step's.
+A call goes through greenroom's call path and its result keeps the upstream content as it
+was sent. When a call changes a 2025-11-25 client's tools (a strategy that adds the tools
+a search found), it is told with ``notifications/tools/list_changed``; 2026-07-28 callers
+hear of changed lists through ``subscriptions/listen``. Lists come in pages with honest
+cache hints (``wire``). Each request is observed by the plugins'
+``greenroom_serve_request`` (a tracer's server span) in the task that handles it, and
+logged (``requests``). A client has at most so many calls in progress (``ops.limits``);
+one more is an error result at once. Upstream servers nothing is known of are listed once
+the gateway answers (``listings``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from greenroom.mcp.observe import McpRequest, header_map, observed
-from greenroom.mcp.sdk import mcp_types
-from greenroom.serve.caller import caller_key
-from greenroom.serve.client import ClientRun, ClientView, client_name_of, progress_to, sessionless
-from greenroom.serve.listings import FirstListing, upstream_changes
-from greenroom.serve.ops.limits import MAX_CALLS_PER_CLIENT, Calls, client_key
-from greenroom.serve.ops.logs import logged, note_caller
-from greenroom.serve.pages import NOT_CACHEABLE, SHARED_TTL_MS, UPSTREAM_TTL_MS, CursorError, Freshness, page
-from greenroom.serve.results import to_call_result, to_mcp_tool
-from greenroom.serve.sessions import MAX_CALLERS, Limits, LogicalRuns
-from greenroom.serve.upstream import Upstream, mcp_servers
-from greenroom.tools import ToolResult
-from greenroom.tools.base import progress_listener
+from greenroom import Runtime, ToolResult
+from greenroom_gateway.clients import NOBODY, Caller, ClientRun, ClientView
+from greenroom_gateway.listings import FirstListing, upstream_changes
+from greenroom_gateway.oauth.views import ScopeRules, caller_of, refused
+from greenroom_gateway.ops.limits import MAX_CALLS_PER_CLIENT, Calls, client_key
+from greenroom_gateway.ops.logs import note_caller
+from greenroom_gateway.requests import client_name_of, connection_of, observing, progress_to, sessionless
+from greenroom_gateway.sessions import MAX_CALLERS, Limits, LogicalRuns
+from greenroom_gateway.upstream import Upstream
+from greenroom_gateway.wire import (
+    NOT_CACHEABLE,
+    SHARED_TTL_MS,
+    UPSTREAM_TTL_MS,
+    CursorError,
+    Freshness,
+    page,
+    to_call_result,
+    to_mcp_tool,
+)
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import NotificationOptions, Server
     from mcp.server.models import InitializationOptions
-
-    from greenroom.run.runtime import Runtime
 
 log = logging.getLogger("greenroom.serve")
 
@@ -55,7 +62,9 @@ INVALID_PARAMS = -32602
 
 
 class Gateway:
-    """One runtime served to any number of MCP clients."""
+    """One runtime served to any number of MCP clients. With ``scopes`` (OAuth), every
+    request's caller is the token's principal, and what its run offers is what the
+    caller's scopes allow; with ``per_principal``, the priors it learns are its own."""
 
     def __init__(
         self,
@@ -65,29 +74,41 @@ class Gateway:
         name: str = "greenroom",
         max_calls_per_client: int = MAX_CALLS_PER_CLIENT,
         session_limits: Limits | None = None,
+        scopes: ScopeRules | None = None,
+        per_principal: bool = False,
     ) -> None:
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
         self.runtime = runtime
         self.per_client = per_client
+        self.scopes = scopes
+        self.per_principal = per_principal
         self.calls = Calls(max_calls_per_client)
-        self.upstream = Upstream(mcp_servers(runtime))
+        self.upstream = Upstream(runtime)
         self.first_listing = FirstListing(runtime)
         self.clients: set[ClientRun] = set()
-        self.logical = LogicalRuns(lambda name: ClientRun(self.runtime, client_name=name), self._end, session_limits)
+        self.logical = LogicalRuns(self._end, session_limits)
         self.first_views: dict[ClientRun, ClientView] = {}
         self.last_listed: dict[str, tuple[str, ...]] = {}  # caller key -> tools/list it was given last
         self.instructions = ""
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
-        self.caller_dependent = per_client
+        self.caller_dependent = per_client or scopes is not None
         """Whether what a caller is offered depends on who it is (priors per client, views
         by scope): then its cached lists are ``private``."""
         self.server = self._build(name)
 
+    def new_run(self, client_name: str | None = None, caller: Caller | None = None) -> ClientRun:
+        """A client's run, for ``caller`` and with the view its scopes allow."""
+        view = self.scopes.filter_for(caller or NOBODY) if self.scopes is not None else None
+        return ClientRun(
+            self.runtime, client_name=client_name, caller=caller, view=view, per_principal=self.per_principal
+        )
+
     async def prepare(self) -> None:
-        """Work out what a new client is told before it asks anything: the instructions."""
-        probe = ClientRun(self.runtime)
+        """Work out what a new client is told before it asks anything: the instructions
+        (with OAuth, what a caller without any scope is offered)."""
+        probe = self.new_run(caller=NOBODY if self.scopes is not None else None)
         view = await probe.start()
         await probe.end()  # it made no call: nothing is learned from it
         self.instructions = view.instructions
@@ -163,39 +184,34 @@ class Gateway:
     async def client(self, ctx: ServerRequestContext[Any, Any]) -> ClientRun:
         """The run of the client that sent this request; started on its first request,
         once the servers the gateway started with are listed."""
+        caller = caller_of() if self.scopes is not None else None  # refused when there is none
         await self.first_listing.wait(ctx.method)
-        conn = ctx.session._connection  # its state and teardown: the SDK has no public way to it
+        conn = connection_of(ctx)
         run: ClientRun | None = conn.state.get(_STATE_KEY)
         if run is None:
-            name = client_name_of(conn) if self.per_client else None
-            if sessionless(conn):
-                key = self.caller_key(name)
-                held = await self.logical.lease(key, name)
+            name = client_name_of(ctx) if self.per_client else None
+            if sessionless(ctx):
+                key = caller.key if caller is not None else (f"client:{name}" if name else "*")
+                held = await self.logical.lease(key, lambda: self.new_run(name, caller))
                 conn.exit_stack.push_async_callback(self.logical.release, held)  # this request holds it
-                run = held.run
-                conn.state[_STATE_KEY] = run
+                run = conn.state[_STATE_KEY] = held.run
                 note_caller(self.limit_key(ctx, run))
                 await run.ready()
                 await self._first_view(key, run)
                 return run
-            run = ClientRun(self.runtime, client_name=name)
+            run = conn.state[_STATE_KEY] = self.new_run(name, caller)
             run.notify = ctx.session.send_tool_list_changed
-            conn.state[_STATE_KEY] = run
             self.clients.add(run)
             conn.exit_stack.push_async_callback(self._end, run)
+        elif run.caller != caller:  # a connection is one caller's, with the scopes its view was made for
+            raise refused("this connection was opened with another token's principal or scopes: connect again")
         note_caller(self.limit_key(ctx, run))
         await run.ready()
         return run
 
     def limit_key(self, ctx: ServerRequestContext[Any, Any], run: ClientRun) -> str:
         """Who a request counts against for the limits (``ops.limits.client_key``)."""
-        conn = ctx.session._connection
-        return client_key(run, sessionless(conn), client_name_of(conn))
-
-    def caller_key(self, client_name: str | None) -> str:
-        """Whose kept run a sessionless request uses: the OAuth caller's (principal and
-        scopes), else the client's (``--per-client``), else everyone's."""
-        return caller_key() or (f"client:{client_name}" if client_name else "*")
+        return client_key(run, sessionless(ctx), client_name_of(ctx))
 
     async def _first_view(self, key: str, run: ClientRun) -> None:
         """Keep a kept run's first view (what its caller lists); when a new run's differs
@@ -227,35 +243,13 @@ class Gateway:
         except Exception:  # one client's end never stops the others' or the gateway's
             log.warning("ending a client's run failed", exc_info=True)
 
-    @contextlib.contextmanager
-    def observed(
-        self, ctx: ServerRequestContext[Any, Any], method: str, name: str | None = None
-    ) -> Iterator[McpRequest]:
-        """The request as ``greenroom_serve_request`` sees it, its answers entered around it,
-        and its line in the log once it is answered."""
-        http = getattr(ctx, "request", None)
-        request = McpRequest(
-            method, name, meta=dict(ctx.meta or {}), headers=header_map(getattr(http, "headers", None))
-        )
-        host = self.runtime.host
-
-        def answers() -> list[Any]:
-            if not host.has_impls("greenroom_serve_request"):
-                return []
-            return [a for a in host.call_sync("greenroom_serve_request", request=request) if a is not None]
-
-        with logged(method, name) as line, observed(answers, request):
-            yield request
-            if request.error_type is not None:
-                line.outcome = "refused" if request.error_type == "limit" else "error"
-
     # -- handlers ------------------------------------------------------------------------
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
-        with self.observed(ctx, "tools/list"):
+        with observing(self.runtime, ctx, "tools/list"):
             run = await self.client(ctx)
-            no_session = sessionless(ctx.session._connection)
+            no_session = sessionless(ctx)
             view = self.first_views.get(run, run.view) if no_session else run.view
             tools, following = _page(view.tools, params)
             fresh = self._freshness(no_session)
@@ -265,7 +259,7 @@ class Gateway:
             )
 
     def _freshness(self, sessionless: bool) -> Freshness:
-        """What a caller may cache of ``tools/list`` (see ``greenroom.serve.pages``)."""
+        """What a caller may cache of ``tools/list`` (see ``wire``)."""
         if not sessionless:
             return NOT_CACHEABLE  # a connection's list changes with its calls; it is told when
         return Freshness(SHARED_TTL_MS, "private" if self.caller_dependent else "public")
@@ -273,7 +267,7 @@ class Gateway:
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
-        with self.observed(ctx, "tools/call", params.name) as request:
+        with observing(self.runtime, ctx, "tools/call", params.name) as request:
             run = await self.client(ctx)
             result, changed = await self._call(ctx, run, params)
             request.is_error = result.is_error
@@ -294,18 +288,14 @@ class Gateway:
         with self.calls.admitted(self.limit_key(ctx, run)) as admitted:
             if admitted is None:
                 return ToolResult.error(self.calls.refusal()), None
-            heard = progress_listener.set(progress_to(ctx))  # the upstream server's progress reaches this client
-            try:
-                with admitted.scope:
-                    return await run.call(params.name, params.arguments)
-            finally:
-                progress_listener.reset(heard)
+            with admitted.scope:  # the upstream server's progress reaches this client
+                return await run.call(params.name, params.arguments, progress_to(ctx))
         return ToolResult.error(admitted.reason), False  # cancelled: the gateway is stopping
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListPromptsResult:
-        with self.observed(ctx, "prompts/list"):
+        with observing(self.runtime, ctx, "prompts/list"):
             prompts, following = _page(await self.upstream.list_prompts(), params)
             return mcp_types.ListPromptsResult(
                 prompts=list(prompts), next_cursor=following, ttl_ms=UPSTREAM_TTL_MS, cache_scope="public"
@@ -314,7 +304,7 @@ class Gateway:
     async def get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.GetPromptRequestParams
     ) -> mcp_types.GetPromptResult:
-        with self.observed(ctx, "prompts/get", params.name):
+        with observing(self.runtime, ctx, "prompts/get", params.name):
             try:
                 return await self.upstream.get_prompt(params.name, params.arguments)
             except KeyError as exc:
@@ -323,7 +313,7 @@ class Gateway:
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListResourcesResult:
-        with self.observed(ctx, "resources/list"):
+        with observing(self.runtime, ctx, "resources/list"):
             resources, following = _page(await self.upstream.list_resources(), params)
             return mcp_types.ListResourcesResult(
                 resources=list(resources), next_cursor=following, ttl_ms=UPSTREAM_TTL_MS, cache_scope="public"
@@ -332,7 +322,7 @@ class Gateway:
     async def list_templates(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListResourceTemplatesResult:
-        with self.observed(ctx, "resources/templates/list"):
+        with observing(self.runtime, ctx, "resources/templates/list"):
             templates, following = _page(await self.upstream.list_templates(), params)
             return mcp_types.ListResourceTemplatesResult(
                 resource_templates=list(templates), next_cursor=following, ttl_ms=UPSTREAM_TTL_MS, cache_scope="public"
@@ -341,7 +331,7 @@ class Gateway:
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
     ) -> mcp_types.ReadResourceResult:
-        with self.observed(ctx, "resources/read", str(params.uri)):
+        with observing(self.runtime, ctx, "resources/read", str(params.uri)):
             try:
                 return await self.upstream.read_resource(str(params.uri))
             except KeyError as exc:
@@ -391,7 +381,7 @@ def _page(items: Any, params: mcp_types.PaginatedRequestParams | None) -> tuple[
 
 
 def _invalid(message: str) -> Exception:
-    from greenroom.mcp.sdk import MCPError
+    from mcp.shared.exceptions import MCPError
 
     return MCPError(INVALID_PARAMS, message)
 

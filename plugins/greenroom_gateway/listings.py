@@ -21,7 +21,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 if TYPE_CHECKING:
-    from greenroom.run.runtime import Runtime
+    from greenroom import Runtime
 
 log = logging.getLogger("greenroom.serve")
 

@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 import attrs
 
-from greenroom.serve.client import ClientRun
+from greenroom_gateway.clients import ClientRun
 
 IDLE_SECONDS = 300.0
 MAX_AGE_SECONDS = 1800.0
@@ -93,13 +93,8 @@ class LogicalRuns:
     """The kept runs of sessionless callers, by caller key."""
 
     def __init__(
-        self,
-        make: Callable[[str | None], ClientRun],
-        end: Callable[[ClientRun], Awaitable[None]],
-        limits: Limits | None = None,
-        later: Later | None = None,
+        self, end: Callable[[ClientRun], Awaitable[None]], limits: Limits | None = None, later: Later | None = None
     ) -> None:
-        self._make = make
         self._end = end
         self.later = later
         self._held: dict[str, Held] = {}
@@ -113,9 +108,9 @@ class LogicalRuns:
         lim = self.limits
         return now - held.used > lim.idle or now - held.started > lim.age or held.run.calls_made >= lim.calls
 
-    async def lease(self, key: str, client_name: str | None) -> Held:
+    async def lease(self, key: str, make: Callable[[], ClientRun]) -> Held:
         """The caller's run, held for one request until ``release``: the one kept for
-        ``key`` unless it is spent, else a new one."""
+        ``key`` unless it is spent, else a new one (``make()``)."""
         now = self.clock()
         held = self._held.get(key)
         if held is not None and self._spent(held, now):
@@ -125,7 +120,7 @@ class LogicalRuns:
             while len(self._held) >= MAX_CALLERS:  # bounded: the least recently used goes first
                 oldest = min(self._held, key=lambda k: self._held[k].used)
                 await self._retire(self._held.pop(oldest))
-            held = self._held[key] = Held(self._make(client_name), now, now)
+            held = self._held[key] = Held(make(), now, now)
         held.used = now
         held.holders += 1
         return held

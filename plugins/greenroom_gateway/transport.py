@@ -2,10 +2,10 @@
 
 Over HTTP the gateway binds where it is told (loopback by default); with a token every
 request must carry ``Authorization: Bearer <token>``, else it is answered 401 before
-the MCP layer sees it. With OAuth (``greenroom.serve.oauth``) every request must carry an
+the MCP layer sees it. With OAuth (``oauth.tokens``) every request must carry an
 access token of the issuer for this gateway, checked by the SDK's bearer middleware, and
 the Protected Resource Metadata is served beside the endpoint. In front of all that, the
-probes (``/healthz``, ``/readyz``) and the body limit (``greenroom.serve.ops.http``).
+probes (``/healthz``, ``/readyz``) and the body limit (``ops.http``).
 Either way the gateway ends cleanly: over HTTP it drains first (``ops.shutdown``), then
 every client's run ends (what the plugins learned is kept) and the upstream servers stop.
 """
@@ -23,11 +23,11 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 
-from greenroom.config.model import ServeOAuthConfig
-from greenroom.serve.gateway import Gateway
-from greenroom.serve.ops.health import ReadinessProbe
-from greenroom.serve.ops.http import MAX_BODY_BYTES, ASGIApp, Front, Receive, Scope, Send
-from greenroom.serve.ops.shutdown import DRAIN_SECONDS, stop_on_signal
+from greenroom_gateway.config import ServeOAuthConfig
+from greenroom_gateway.gateway import Gateway
+from greenroom_gateway.ops.health import ReadinessProbe
+from greenroom_gateway.ops.http import MAX_BODY_BYTES, ASGIApp, Front, Receive, Scope, Send
+from greenroom_gateway.ops.shutdown import DRAIN_SECONDS, stop_on_signal
 
 log = logging.getLogger("greenroom.serve")
 
@@ -101,7 +101,8 @@ async def serve_http(
     async with gateway.serving():
         sdk: dict[str, Any] = {"streamable_http_path": path, "host": host, "max_request_body_size": max_body_bytes}
         if oauth is not None:
-            from greenroom.serve.oauth import JwtVerifier, auth_settings
+            from greenroom_gateway.oauth.settings import auth_settings
+            from greenroom_gateway.oauth.tokens import JwtVerifier
 
             sdk.update(auth=auth_settings(oauth), token_verifier=JwtVerifier(oauth))
         app: ASGIApp = gateway.server.streamable_http_app(**sdk)

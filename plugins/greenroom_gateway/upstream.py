@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
-from greenroom.mcp.sdk import mcp_types
+import mcp_types
 
-if TYPE_CHECKING:
-    from greenroom.mcp import McpServer
-    from greenroom.run.runtime import Runtime
+from greenroom import McpServer, Runtime
 
 log = logging.getLogger("greenroom.serve")
 
@@ -32,30 +30,13 @@ _NS = "greenroom://"
 T = TypeVar("T")
 
 
-def mcp_servers(runtime: Runtime) -> dict[str, McpServer]:
-    """The runtime's ``[[tools.mcp]]`` servers by name (none for a runtime without any)."""
-    toolset = runtime.mcp
-    return dict(toolset.servers) if toolset is not None else {}
-
-
-async def on_server(server: McpServer, use: Callable[[Any], Awaitable[T]]) -> T:
-    """``use(client_session)`` with the server's live session, in the loop that owns it."""
-    from greenroom.mcp.passthrough import on_session
-
-    return await on_session(server, use)
-
-
-def _offers(server: McpServer, capability: str) -> bool:
-    from greenroom.mcp.passthrough import offers
-
-    return offers(server, capability)
-
-
 class Upstream:
     """Prompts and resources of every upstream server, namespaced."""
 
-    def __init__(self, servers: dict[str, McpServer]) -> None:
-        self.servers = servers
+    def __init__(self, runtime: Runtime) -> None:
+        mcp = runtime.mcp
+        self.servers: dict[str, McpServer] = dict(mcp.servers) if mcp is not None else {}
+        """The runtime's ``[[tools.mcp]]`` servers by name."""
         self._uris: dict[str, tuple[str, str]] = {}  # offered uri -> (server, its own uri)
         self._prompts: dict[str, tuple[str, str]] | None = None  # offered name -> (server, its own name)
         self._templates: list[tuple[str, Any]] | None = None  # (server, UriTemplate), config order
@@ -64,10 +45,10 @@ class Upstream:
         out: list[tuple[str, T]] = []
         for name, server in self.servers.items():
             try:
-                await on_server(server, lambda s: _noop(s))
-                if not _offers(server, capability):
+                await server.with_session(_noop)  # started: then it says what it offers
+                if not server.offers(capability):
                     continue
-                out.append((name, await on_server(server, use)))
+                out.append((name, await server.with_session(use)))
             except Exception as exc:  # one server's trouble hides only its own offers
                 log.info("MCP server %r: no %s listed (%s)", name, capability, exc)
         return out
@@ -107,7 +88,7 @@ class Upstream:
         if route is None:
             raise KeyError(f"no prompt named {name!r}")
         srv, own = route
-        result: mcp_types.GetPromptResult = await on_server(self.servers[srv], lambda s: s.get_prompt(own, arguments))
+        result: mcp_types.GetPromptResult = await self.servers[srv].with_session(lambda s: s.get_prompt(own, arguments))
         return result
 
     # -- resources -------------------------------------------------------------------------
@@ -179,7 +160,7 @@ class Upstream:
         if route is None:
             raise KeyError(f"no resource {uri!r}")
         srv, own = route
-        result: mcp_types.ReadResourceResult = await on_server(self.servers[srv], lambda s: s.read_resource(own))
+        result: mcp_types.ReadResourceResult = await self.servers[srv].with_session(lambda s: s.read_resource(own))
         if own != uri:  # the client asked by the offered URI: answer with it
             contents = [c.model_copy(update={"uri": uri}) if str(c.uri) == own else c for c in result.contents]
             result = result.model_copy(update={"contents": contents})
@@ -201,4 +182,4 @@ def _matcher(template: str) -> Any:
         return None
 
 
-__all__ = ["SEP", "Upstream", "mcp_servers", "on_server"]
+__all__ = ["SEP", "Upstream"]

@@ -2,28 +2,20 @@
 
 A rule ``"tools:admin" = ["admin_*", "group:ops", "mcp:vault"]`` hides from a caller whose
 token lacks ``tools:admin`` the tools named ``admin_*``, the tools of group ``ops`` and of
-MCP server ``vault``. The hiding is the run's scope (``Scoping.restrict``), the same one
-``[tools.policy]`` fills: so the tools list, the listing, the search and its ``select:``,
-a group load and a call all leave those tools out, whatever a plugin does.
-``CallerGateway`` gives every HTTP client's run the view of the token it came with; a
-request whose caller cannot be told is refused (fail closed).
-"""
+MCP server ``vault``. A caller's view (``ScopeRules.filter_for``, a ``RunFilter``) is what
+its client's run is started with (``Runtime.start_run(restrict=...)``): the run keeps
+those tools out wherever ``[tools.policy]`` applies, so the tools list, the listing, the
+search and its ``select:``, a group load and a call all leave them out, whatever a plugin
+does. The caller of a request is the access token the SDK's bearer middleware checked
+(``caller_of``); a request whose caller cannot be told is refused (fail closed)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
-from greenroom._support.globs import GlobError, check_glob, matches_any
-from greenroom.run.policy import HiddenBy, HideReason
-from greenroom.serve.caller import NOBODY, Caller, CallerContext, current_caller
-from greenroom.serve.gateway import Gateway
-
-if TYPE_CHECKING:
-    from mcp.server.context import ServerRequestContext
-
-    from greenroom.run.runtime import Runtime
-    from greenroom.serve.client import ClientRun
+from greenroom import HiddenBy, HideReason
+from greenroom.kit import GlobError, check_glob, matches_any
+from greenroom_gateway.clients import Caller
 
 _GROUP = "group:"
 _MCP = "mcp:"
@@ -92,53 +84,21 @@ INVALID_REQUEST = -32600
 
 def refused(message: str) -> Exception:
     """A request whose caller cannot be told, or not the caller its connection began with."""
-    from greenroom.mcp.sdk import MCPError
+    from mcp.shared.exceptions import MCPError
 
     return MCPError(INVALID_REQUEST, message)
 
 
-def caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
-    """The caller of a request, from the access token the SDK's bearer middleware checked."""
-    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+def caller_of() -> Caller:
+    """The caller of the request being answered: the access token the SDK's bearer
+    middleware checked (``get_access_token``, the SDK's public door to it)."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
 
-    request = getattr(ctx, "request", None)
-    scope = getattr(request, "scope", None)
-    user = scope.get("user") if isinstance(scope, Mapping) else None
-    if not isinstance(user, AuthenticatedUser):
+    token = get_access_token()
+    if token is None:
         raise refused("no authenticated caller for this request")
-    token = user.access_token
     issuer = (token.claims or {}).get("iss")
     return Caller(str(issuer) if issuer else None, token.subject, token.client_id, frozenset(token.scopes))
 
 
-class CallerGateway(Gateway):
-    """A gateway whose every client's run sees what its caller's token allows."""
-
-    def __init__(self, runtime: Runtime, rules: ScopeRules, *, per_principal: bool = False, **kw: Any) -> None:
-        super().__init__(runtime, **kw)
-        self.rules = rules
-        self.per_principal = per_principal
-        self.caller_dependent = True
-        """Every listing is for a caller that showed a token (a cache of it is private)."""
-
-    async def prepare(self) -> None:
-        """The instructions every client is told are what a caller without scopes sees."""
-        token = current_caller.set(CallerContext(NOBODY, self.rules.filter_for(NOBODY)))
-        try:
-            await super().prepare()
-        finally:
-            current_caller.reset(token)
-
-    async def client(self, ctx: ServerRequestContext[Any, Any]) -> ClientRun:
-        caller = caller_of(ctx)
-        token = current_caller.set(CallerContext(caller, self.rules.filter_for(caller), self.per_principal))
-        try:
-            run = await super().client(ctx)
-        finally:
-            current_caller.reset(token)
-        if run.caller != caller:  # a connection is one caller's, with the scopes its view was made for
-            raise refused("this connection was opened with another token's principal or scopes: connect again")
-        return run
-
-
-__all__ = ["CallerFilter", "CallerGateway", "ScopeRules", "caller_of", "check_pattern", "refused"]
+__all__ = ["CallerFilter", "ScopeRules", "caller_of", "check_pattern", "refused"]

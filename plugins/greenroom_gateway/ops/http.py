@@ -3,7 +3,7 @@ the probes, the request body limit, and a stop that drains.
 
 - ``GET /healthz``: 200 ``{"status": "alive"}`` while the process serves; it touches no
   upstream server and no store. ``GET /readyz``: 200 when every check passes
-  (``greenroom.serve.ops.health``), else 503 naming each thing not ready; 503 at once
+  (``ops.health``), else 503 naming each thing not ready; 503 at once
   once the gateway is stopping. Neither asks for a token: a probe has none.
 - A request body over the limit is answered 413 with a JSON-RPC error naming the limit,
   and never held: past the limit its bytes are read and dropped (a client that writes its
@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
-if TYPE_CHECKING:
-    from greenroom.serve.ops.health import ReadinessProbe
+from greenroom_gateway.ops.health import ReadinessProbe, as_json
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -164,7 +163,7 @@ class Front:
         body: dict[str, Any] = {"status": "ready" if ready else "not ready"}
         if not ready:
             body["not_ready"] = [c.name for c in checks if not c.ready]
-        body["checks"] = [c.as_json() for c in checks]
+        body["checks"] = [as_json(c) for c in checks]
         await _json(send, 200 if ready else 503, body, head=head)
 
     async def _too_large(self, send: Send, sent: str) -> None:

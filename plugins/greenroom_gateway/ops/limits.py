@@ -18,7 +18,7 @@ import anyio
 import attrs
 
 if TYPE_CHECKING:
-    from greenroom.serve.client import ClientRun
+    from greenroom_gateway.clients import ClientRun
 
 MAX_CALLS_PER_CLIENT = 16
 """Calls one client may have in progress at once, unless told otherwise."""

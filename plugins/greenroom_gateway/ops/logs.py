@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import attrs
 
-from greenroom._support.redact import redact_known
+from greenroom.kit import redact_known
 
 LOG_FORMATS = ("text", "json")
 FIELDS = ("method", "tool", "caller", "duration_ms", "outcome")

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from greenroom.serve.ops.http import Front
+from greenroom_gateway.ops.http import Front
 
 if TYPE_CHECKING:
-    from greenroom.serve.ops.limits import Calls
+    from greenroom_gateway.ops.limits import Calls
 
 log = logging.getLogger("greenroom.serve.ops")
 

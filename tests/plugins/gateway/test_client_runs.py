@@ -11,7 +11,7 @@ import pytest
 
 from greenroom import Plugin, Runtime, ToolGroup, hookimpl, make_plugin_host, tool
 from greenroom.providers.scripted import ScriptedModel
-from greenroom.serve.client import ClientRun
+from greenroom_gateway.clients import ClientRun
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from greenroom import build_runtime
-from greenroom.serve.client import ClientRun
+from greenroom_gateway.clients import ClientRun
 
 TOOLS = '''
 from greenroom import tool
@@ -159,11 +159,11 @@ def test_clients_served_as_agents_of_their_own_keep_their_own_profile(
         try:
             alpha, beta = ClientRun(rt, client_name="alpha"), ClientRun(rt, client_name="beta")
             await alpha.ready()
-            alpha.ctx.priors.p["forecast"] = 0.9
+            alpha.run.ctx.priors.p["forecast"] = 0.9
             await beta.ready()
-            assert alpha.ctx.agent.id.endswith(".alpha") and beta.ctx.agent.id.endswith(".beta")
-            assert alpha.ctx.priors is not beta.ctx.priors
-            assert alpha.ctx.priors.p == {"forecast": 0.9} and "forecast" not in beta.ctx.priors.p
+            assert alpha.run.ctx.agent.id.endswith(".alpha") and beta.run.ctx.agent.id.endswith(".beta")
+            assert alpha.run.ctx.priors is not beta.run.ctx.priors
+            assert alpha.run.ctx.priors.p == {"forecast": 0.9} and "forecast" not in beta.run.ctx.priors.p
             await alpha.end()
             await beta.end()
         finally:

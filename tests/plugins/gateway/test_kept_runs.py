@@ -14,7 +14,7 @@ import pytest
 from mcp.client.client import Client
 from serve_testutil import HttpGateway
 
-from greenroom.serve.sessions import Limits, LogicalRuns
+from greenroom_gateway.sessions import Limits, LogicalRuns
 
 pytestmark = pytest.mark.anyio
 
@@ -35,12 +35,12 @@ async def test_a_spent_run_ends_only_when_the_last_request_holding_it_lets_go() 
     async def end(run: Any) -> None:
         ended.append(run)
 
-    runs = LogicalRuns(lambda name: Run(), end, Limits(calls=2))  # type: ignore[arg-type,return-value]
-    first = await runs.lease("*", None)
-    second = await runs.lease("*", None)
+    runs = LogicalRuns(end, Limits(calls=2))
+    first = await runs.lease("*", Run)  # type: ignore[arg-type]
+    second = await runs.lease("*", Run)  # type: ignore[arg-type]
     assert first.run is second.run
     first.run.calls_made = 2  # spent while both requests hold it
-    third = await runs.lease("*", None)
+    third = await runs.lease("*", Run)  # type: ignore[arg-type]
     assert third.run is not first.run and not ended  # a new run for the new request; the old one waits
     await runs.release(first)
     assert not ended

@@ -293,3 +293,28 @@ async def test_sessionless_callers_each_keep_a_run_of_their_own(
             seen[who] = ({t.name for t in listed.tools}, called.is_error)
     assert seen["alice"][1] is False  # alice may use the time server
     assert seen["bob"][1] is True  # bob may not, and is not refused as "another token"
+
+
+async def test_a_connection_stays_with_the_caller_it_was_opened_by(
+    make_config: Callable[..., Path], oauth_gateway: Callable[..., OAuthGateway], auth_server: AuthServer
+) -> None:
+    # MCP 2025-11-25: a connection's run was made with its first caller's view; a request on
+    # it with a token of other scopes is refused, never answered with that view (the SDK
+    # itself answers another principal's request on the session "Session not found")
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.exceptions import MCPError
+
+    gw = oauth_gateway(make_config(SCOPES))
+    now = {"tool_name": "time__get_current_time", "arguments": {"timezone": "UTC"}}
+    alice = auth_server.token(gw.url, "tools:time", sub="alice")
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {alice}"}, timeout=30.0) as http,
+        streamable_http_client(gw.url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        assert not (await session.call_tool("deferred_tool_call", now)).is_error
+        http.headers["Authorization"] = f"Bearer {auth_server.token(gw.url, '', sub='alice')}"  # no tools:time
+        with pytest.raises(MCPError, match="another token's principal or scopes"):
+            await session.call_tool("deferred_tool_call", now)

@@ -15,14 +15,15 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from gr_testutil import plugin_cli
 from serve_testutil import HttpGateway, hold_config, http_client, wait_until
 from typer.testing import CliRunner
 
 from greenroom import Plugin, Readiness, Runtime, build_runtime, hookimpl
-from greenroom.cli import app
 from greenroom.plugins.discovery import PluginRecord, discover
-from greenroom.serve.ops.health import ReadinessProbe
-from greenroom.serve.ops.http import Front
+from greenroom_gateway import GatewayPlugin
+from greenroom_gateway.ops.health import ReadinessProbe
+from greenroom_gateway.ops.http import Front
 
 pytestmark = pytest.mark.anyio
 
@@ -245,13 +246,14 @@ async def test_json_logs_are_one_object_a_line_with_a_line_per_request(
     ],
 )
 def test_a_bad_flag_is_an_error_naming_it(tmp_path: Path, flags: list[str], said: str) -> None:
-    result = CliRunner().invoke(app, ["serve", str(hold_config(tmp_path)), *flags], env={"COLUMNS": "200"})
+    result = CliRunner().invoke(plugin_cli(GatewayPlugin()), ["serve", str(hold_config(tmp_path)), *flags])
     assert result.exit_code == 2
     assert said in result.output
 
 
 def test_a_bad_serve_key_is_an_error_naming_it(tmp_path: Path) -> None:
     config = hold_config(tmp_path, "[serve]\nmax_calls_per_client = 0\n")
-    result = CliRunner().invoke(app, ["serve", str(config)], env={"COLUMNS": "200"})
+    result = CliRunner().invoke(plugin_cli(GatewayPlugin()), ["serve", str(config)], env={"COLUMNS": "200"})
     assert result.exit_code == 2
-    assert "serve" in result.output and "'max_calls_per_client' must be >= 1" in result.output
+    said = " ".join(result.output.split())
+    assert f"{config}: serve.max_calls_per_client: expected an integer >= 1, got 0" in said, said

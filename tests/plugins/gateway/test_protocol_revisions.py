@@ -144,9 +144,9 @@ async def test_a_changed_tool_list_reaches_listeners(
 async def test_what_each_caller_was_listed_is_kept_for_a_bounded_number_of_callers(
     make_runtime: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import greenroom.serve.gateway as gateway_module
-    from greenroom.serve.client import ClientView
-    from greenroom.serve.gateway import Gateway
+    import greenroom_gateway.gateway as gateway_module
+    from greenroom_gateway.clients import ClientView
+    from greenroom_gateway.gateway import Gateway
 
     monkeypatch.setattr(gateway_module, "MAX_CALLERS", 3)
     gateway = Gateway(make_runtime([]))

@@ -17,7 +17,7 @@ from serve_testutil import HttpGateway
 
 pytestmark = pytest.mark.anyio
 
-CHANGING = Path(__file__).resolve().parents[1] / "mcp" / "changing_server.py"
+CHANGING = Path(__file__).resolve().parents[2] / "core" / "mcp" / "changing_server.py"
 
 
 def names(listed: t.ListToolsResult) -> set[str]:
