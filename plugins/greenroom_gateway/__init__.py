@@ -7,13 +7,14 @@ starts, steps and ends through the public run API (``Runtime.start_run``,
 ``Run.take_client_call``, ``Run.call_tool``, ``Run.next_request``, ``Run.end``).
 
 One job per module: ``gateway`` (the MCP handlers), ``clients`` (a client's run, its view
-and its caller), ``sessions`` (the runs kept for callers without a session), ``listings``
-(the upstream servers listed while it answers), ``upstream`` (their prompts and
-resources), ``wire`` (greenroom's tools, results and lists in MCP's words), ``transport``
-(stdio, streamable HTTP), ``sdk_private`` (the one SDK member it reads that has no public
-door), ``cli`` (the command), ``config`` (``[serve]``), ``hookspecs``
-(``greenroom_serve_request``); ``oauth/`` (tokens, settings, views by scope) and ``ops/``
-(probes, the HTTP front, limits, logs, shutdown) a level down.
+and its caller), ``sessions`` (the runs kept for callers without a session), ``requests``
+(a request as the SDK gives it: its revision, client, connection, progress, observation
+and log line), ``wire`` (greenroom's tools, results and lists in MCP's words),
+``upstream`` (the upstream servers: listed while the gateway answers, followed, their
+prompts and resources), ``transport`` (stdio, streamable HTTP), ``cli`` (the command),
+``config`` (``[serve]``), ``hookspecs`` (``greenroom_serve_request``); ``oauth/`` (tokens,
+settings, views by scope) and ``ops/`` (probes, the HTTP front, limits, log formats,
+shutdown) a level down.
 
 Registered through the ``greenroom.plugins`` entry point as ``gateway``.
 """

@@ -2,7 +2,7 @@
 
 Its options, each checked with a one-line error (never a traceback), each flag over its
 ``[serve]`` key; the runtime built from the config without starting a server (the gateway
-lists them once it answers, ``listings``); then the transport until the client leaves or
+lists them once it answers, ``upstream``); then the transport until the client leaves or
 a signal stops it, every client's run ended on the way out.
 """
 
@@ -234,7 +234,7 @@ def _gateway(
     from greenroom_gateway.oauth.views import ScopeRules
 
     try:
-        # no server starts here: the gateway lists them once it answers (``listings``)
+        # no server starts here: the gateway lists them once it answers (``upstream``)
         rt = build_runtime(path, offline_model=True, prepare_mcp=False)
     except ConfigError as exc:
         fail(str(exc))

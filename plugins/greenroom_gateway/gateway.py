@@ -16,7 +16,7 @@ cache hints (``wire``). Each request is observed by the plugins'
 ``greenroom_serve_request`` (a tracer's server span) in the task that handles it, and
 logged (``requests``). A client has at most so many calls in progress (``ops.limits``);
 one more is an error result at once. Upstream servers nothing is known of are listed once
-the gateway answers (``listings``).
+the gateway answers (``upstream``).
 """
 
 from __future__ import annotations
@@ -32,13 +32,11 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from greenroom import Runtime, ToolResult
 from greenroom_gateway.clients import NOBODY, Caller, ClientRun, ClientView
-from greenroom_gateway.listings import FirstListing, upstream_changes
 from greenroom_gateway.oauth.views import ScopeRules, caller_of, refused
 from greenroom_gateway.ops.limits import MAX_CALLS_PER_CLIENT, Calls, client_key
-from greenroom_gateway.ops.logs import note_caller
-from greenroom_gateway.requests import client_name_of, connection_of, observing, progress_to, sessionless
+from greenroom_gateway.requests import client_name_of, connection_of, note_caller, observing, progress_to, sessionless
 from greenroom_gateway.sessions import MAX_CALLERS, Limits, LogicalRuns
-from greenroom_gateway.upstream import Upstream
+from greenroom_gateway.upstream import FirstListing, Upstream, upstream_changes
 from greenroom_gateway.wire import (
     NOT_CACHEABLE,
     SHARED_TTL_MS,
@@ -117,7 +115,7 @@ class Gateway:
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
         """Prepared, listing the upstream servers nothing is known of and following what
-        they change while the body serves (``listings``), then closed (``aclose``)
+        they change while the body serves (``upstream``), then closed (``aclose``)
         however the body ends."""
         try:
             await self.prepare()

@@ -1,6 +1,9 @@
 """An MCP request as the gateway reads it: its revision, its client's name, its connection,
 how progress reaches its client, and how it is observed (``greenroom_serve_request``'s
-answers entered around it, its line in the log).
+answers entered around it) and logged: a line per request, once it is answered, with its
+``method``, ``tool``, ``caller`` (who it counts against), ``duration_ms`` and ``outcome``
+(``ok``, ``error`` for an error result, ``refused`` at a limit, ``failed`` for an error
+response, ``cancelled``), for the JSON log (``ops.logs``).
 
 One member of the SDK read here has no public door (mcp 2.3): a 2025-11-25 client holds a
 connection, and its run lasts as long as the connection, so the gateway keeps the run in
@@ -16,19 +19,25 @@ next minor release, and tests/plugins/gateway/test_sdk_private.py fails when it 
 from __future__ import annotations
 
 import contextlib
+import logging
+import time
 from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
+
+import anyio
+import attrs
 
 from greenroom import Runtime
 from greenroom.kit import McpRequest, observed
 from greenroom_gateway.clients import Progress
-from greenroom_gateway.ops.logs import logged
 
 if TYPE_CHECKING:
     from mcp.server.connection import Connection
     from mcp.server.context import ServerRequestContext
 
 HOOK = "greenroom_serve_request"
+requests_log = logging.getLogger("greenroom.serve.requests")
 
 
 def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection:
@@ -85,4 +94,61 @@ def observing(
             line.outcome = "refused" if request.error_type == "limit" else "error"
 
 
-__all__ = ["client_name_of", "connection_of", "observing", "progress_to", "sessionless"]
+@attrs.define
+class RequestLog:
+    """What one request's line will say; filled in as the request is answered."""
+
+    method: str
+    tool: str | None = None
+    caller: str | None = None
+    outcome: str = "ok"
+    started: float = attrs.field(factory=time.perf_counter)
+
+
+_current: ContextVar[RequestLog | None] = ContextVar("greenroom_serve_request_log", default=None)
+
+
+def note_caller(key: str) -> None:
+    """Say who the request being answered is from (its line carries it)."""
+    entry = _current.get()
+    if entry is not None:
+        entry.caller = key
+
+
+@contextlib.contextmanager
+def logged(method: str, tool: str | None = None) -> Iterator[RequestLog]:
+    """Around answering one request: its line, once answered, when the log takes it."""
+    entry = RequestLog(method, tool)
+    token = _current.set(entry)
+    try:
+        yield entry
+    except anyio.get_cancelled_exc_class():
+        entry.outcome = "cancelled"
+        raise
+    except BaseException:
+        entry.outcome = "failed"
+        raise
+    finally:
+        _current.reset(token)
+        if requests_log.isEnabledFor(logging.INFO):
+            _emit(entry)
+
+
+def _emit(entry: RequestLog) -> None:
+    ms = round((time.perf_counter() - entry.started) * 1000, 3)
+    what = f"{entry.method} {entry.tool}" if entry.tool else entry.method
+    fields: dict[str, Any] = {"method": entry.method, "tool": entry.tool, "caller": entry.caller}
+    fields.update(duration_ms=ms, outcome=entry.outcome)
+    requests_log.info("%s: %s in %.1f ms", what, entry.outcome, ms, extra=fields)
+
+
+__all__ = [
+    "RequestLog",
+    "client_name_of",
+    "connection_of",
+    "logged",
+    "note_caller",
+    "observing",
+    "progress_to",
+    "sessionless",
+]
