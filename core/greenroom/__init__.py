@@ -1,7 +1,9 @@
 """greenroom: deferred tool schemas, tool search and a plugin-based agent runtime.
 
 This namespace is the whole public surface: tool authors need ``tool``, plugin authors
-``Plugin``, ``hookimpl`` and what their hooks receive, and first-party plugins import
+``Plugin``, ``hookimpl`` and what their hooks receive, a server of MCP clients the run it
+steps through for each client (``Runtime.start_run`` with a ``RunFilter``, ``Run``) and
+the upstream servers it passes through (``McpServer``), and first-party plugins import
 nothing else. Names load on first use, so ``import greenroom`` (and ``greenroom --help``)
 pays only for what a command touches.
 

@@ -369,10 +369,10 @@ def greenroom_readiness(runtime: Runtime) -> Iterable[Readiness] | None:
     reads and writes, a service it calls. ``Readiness(name, ready, detail)``, one each,
     or None when it needs nothing outside the process.
 
-    Called by ``greenroom serve``'s ``/readyz`` (a load balancer's or Kubernetes'
-    readiness probe, every few seconds per replica), so it must be cheap: a ``SELECT 1``
-    on a connection it keeps, or the outcome of its own last attempt. A plain ``def``
-    runs where it is called and must return at once; an ``async def`` is awaited,
+    Called by ``Runtime.readiness()``, which ``greenroom serve``'s ``/readyz`` asks (a
+    load balancer's or Kubernetes' readiness probe, every few seconds per replica), so it
+    must be cheap: a ``SELECT 1`` on a connection it keeps, or the outcome of its own last
+    attempt. A plain ``def`` runs where it is called and must return at once; an ``async def`` is awaited,
     bounded by the agent's ``tool_timeout``. A failure, or an answer past that bound,
     counts as not ready, naming the plugin (a probe fails closed), and the other plugins
     are still asked. Nothing a plugin says here is shown with secrets: name and detail

@@ -106,7 +106,8 @@ class Gateway:
     async def prepare(self) -> None:
         """Work out what a new client is told before it asks anything: the instructions
         (with OAuth, what a caller without any scope is offered)."""
-        probe = self.new_run(caller=NOBODY if self.scopes is not None else None)
+        hidden = self.scopes.filter_for(NOBODY) if self.scopes is not None else None
+        probe = ClientRun(self.runtime, view=hidden)  # the agent's own priors: nobody in particular asks
         view = await probe.start()
         await probe.end()  # it made no call: nothing is learned from it
         self.instructions = view.instructions
