@@ -162,8 +162,8 @@ def _upstream_main(port: int, issuer: str) -> None:
     from mcp.server.auth.settings import AuthSettings
     from mcp.server.mcpserver import MCPServer
 
-    from greenroom.config.model import ServeOAuthConfig
-    from greenroom.serve.oauth import JwtVerifier
+    from greenroom_gateway.config import ServeOAuthConfig
+    from greenroom_gateway.oauth.tokens import JwtVerifier
 
     url = f"http://127.0.0.1:{port}/mcp"
     oauth = ServeOAuthConfig(issuer=issuer, audience=url)

@@ -1,4 +1,4 @@
-"""Helpers for the gateway tests (tests/core/serve): configs over the real reference
+"""Helpers for the gateway tests (tests/plugins/gateway): configs over the real reference
 servers and rich_server.py, and ``greenroom serve`` as a subprocess that the SDK's own
 client talks to, over stdio or streamable HTTP."""
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from gr_testutil import free_port, lines_until_ready
 
-SERVE_TESTS = Path(__file__).resolve().parent / "core" / "serve"
+SERVE_TESTS = Path(__file__).resolve().parent / "plugins" / "gateway"
 RICH_SERVER = SERVE_TESTS / "rich_server.py"
 HOLD_SERVER = SERVE_TESTS / "hold_server.py"
 _rich = runpy.run_path(str(RICH_SERVER))  # its constants, to compare what came through

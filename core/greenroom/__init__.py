@@ -1,7 +1,9 @@
 """greenroom: deferred tool schemas, tool search and a plugin-based agent runtime.
 
 This namespace is the whole public surface: tool authors need ``tool``, plugin authors
-``Plugin``, ``hookimpl`` and what their hooks receive, and first-party plugins import
+``Plugin``, ``hookimpl`` and what their hooks receive, a server of MCP clients the run it
+steps through for each client (``Runtime.start_run`` with a ``RunFilter``, ``Run``) and
+the upstream servers it passes through (``McpServer``), and first-party plugins import
 nothing else. Names load on first use, so ``import greenroom`` (and ``greenroom --help``)
 pays only for what a command touches.
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from greenroom.compose.build import abuild_runtime as abuild_runtime
     from greenroom.compose.build import build_runtime as build_runtime
     from greenroom.compose.build import load_runtime_config as load_runtime_config
+    from greenroom.compose.build import plugin_config as plugin_config
     from greenroom.config import AgentConfig as AgentConfig
     from greenroom.config import ConfigError as ConfigError
     from greenroom.config import RuntimeConfig as RuntimeConfig
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     from greenroom.failures import PluginHookError as PluginHookError
     from greenroom.failures import RunFailure as RunFailure
     from greenroom.hookspecs import hookspec as hookspec
+    from greenroom.mcp.server import McpServer as McpServer
     from greenroom.models import HostedSearch as HostedSearch
     from greenroom.models import Message as Message
     from greenroom.models import Model as Model
@@ -92,6 +96,7 @@ if TYPE_CHECKING:
     from greenroom.run.policy import ToolPolicy as ToolPolicy
     from greenroom.run.policy import ToolScope as ToolScope
     from greenroom.run.runtime import Runtime as Runtime
+    from greenroom.run.scope import RunFilter as RunFilter
     from greenroom.run.session import Session as Session
     from greenroom.run.session import SessionError as SessionError
     from greenroom.run.session import SessionOwnerError as SessionOwnerError
@@ -132,6 +137,7 @@ _EXPORTS: dict[str, str] = {
     "abuild_runtime": "greenroom.compose.build",
     "build_runtime": "greenroom.compose.build",
     "load_runtime_config": "greenroom.compose.build",
+    "plugin_config": "greenroom.compose.build",
     "AgentConfig": "greenroom.config",
     "ConfigError": "greenroom.config",
     "Readiness": "greenroom.plugins.readiness",
@@ -156,6 +162,7 @@ _EXPORTS: dict[str, str] = {
     "PluginHookError": "greenroom.failures",
     "RunFailure": "greenroom.failures",
     "hookspec": "greenroom.hookspecs",
+    "McpServer": "greenroom.mcp.server",
     "HostedSearch": "greenroom.models",
     "Message": "greenroom.models",
     "Model": "greenroom.models",
@@ -204,6 +211,7 @@ _EXPORTS: dict[str, str] = {
     "GroupView": "greenroom.run.views",
     "ScopedTools": "greenroom.run.views",
     "Runtime": "greenroom.run.runtime",
+    "RunFilter": "greenroom.run.scope",
     "Ranking": "greenroom.search",
     "ScoredTool": "greenroom.search",
     "SearchQuery": "greenroom.search",

@@ -108,7 +108,7 @@ def greenroom_run_start(ctx: RunContext) -> None:
 
     Called once per run, before the first model call. ``ctx.state`` (run scope) is fresh;
     session and profile state carry over. Keep what belongs to this run in ``ctx.state``,
-    never on the plugin instance: one runtime serves many runs at once (gateway clients).
+    never on the plugin instance: one runtime serves many runs at once (``greenroom serve``'s clients).
 
     If it fails, the other plugins' RunStart still runs, then the run ends with stop
     reason ``error`` and a ``PluginHookError`` naming the plugin, its distribution and
@@ -256,13 +256,15 @@ def greenroom_event(ctx: RunContext | None, event: Event) -> None:
 
 
 # --------------------------------------------------------------------------------------
-# MCP requests: around each request to an upstream server, and from a gateway client.
+# MCP requests: around each request to an upstream server.
 # --------------------------------------------------------------------------------------
 
 
 @hookspec
 def greenroom_mcp_request(ctx: RunContext, request: McpRequest) -> AbstractContextManager[object] | None:
     """Observe a request greenroom sends to an upstream MCP server (``tools/call``).
+    (The requests MCP clients send ``greenroom serve`` have a hook of their own, declared
+    by the plugin that serves them.)
 
     Called once per request, in the task of the run's tool call, right before it is
     sent. Return a context manager (or None): greenroom enters it, sends the request, sets
@@ -272,20 +274,6 @@ def greenroom_mcp_request(ctx: RunContext, request: McpRequest) -> AbstractConte
 
     A failure (a raise, an answer that is not a context manager, a manager that fails to
     enter or exit) is logged and that answer left out; the request goes on.
-    """
-
-
-@hookspec
-def greenroom_serve_request(request: McpRequest) -> AbstractContextManager[object] | None:
-    """Observe a request a client sends to ``greenroom serve`` (``tools/call``,
-    ``tools/list``, prompts and resources).
-
-    Called once per request as the gateway starts handling it, with the client's
-    ``params._meta`` as ``request.meta`` and, over HTTP, its headers. Return a context
-    manager (or None): greenroom enters it in the task that handles the request (a
-    tracer's server span can be made current there, so what the request runs is inside
-    it), and exits it when the answer is ready. It must be a plain ``def`` and return at
-    once. A failure is contained as for ``greenroom_mcp_request``.
     """
 
 
@@ -382,10 +370,10 @@ def greenroom_readiness(runtime: Runtime) -> Iterable[Readiness] | None:
     reads and writes, a service it calls. ``Readiness(name, ready, detail)``, one each,
     or None when it needs nothing outside the process.
 
-    Called by ``greenroom serve``'s ``/readyz`` (a load balancer's or Kubernetes'
-    readiness probe, every few seconds per replica), so it must be cheap: a ``SELECT 1``
-    on a connection it keeps, or the outcome of its own last attempt. A plain ``def``
-    runs where it is called and must return at once; an ``async def`` is awaited,
+    Called by ``Runtime.readiness()``, which ``greenroom serve``'s ``/readyz`` asks (a
+    load balancer's or Kubernetes' readiness probe, every few seconds per replica), so it
+    must be cheap: a ``SELECT 1`` on a connection it keeps, or the outcome of its own last
+    attempt. A plain ``def`` runs where it is called and must return at once; an ``async def`` is awaited,
     bounded by the agent's ``tool_timeout``. A failure, or an answer past that bound,
     counts as not ready, naming the plugin (a probe fails closed), and the other plugins
     are still asked. Nothing a plugin says here is shown with secrets: name and detail

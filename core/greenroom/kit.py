@@ -4,7 +4,8 @@
 its events). The kit holds the helpers behind greenroom's own plugins: token counts of
 definitions and their per-catalog costs, memos and on-disk caches keyed by a catalog's
 digest, the query grammar's pieces, tool-name globs, safe files, bounded JSON arguments,
-the CLI's live view, ``McpRequest`` (what the MCP request hooks are given), and what the
+the CLI's live view, ``McpRequest`` (what the MCP request hooks are given) and ``observed``
+(the context managers their implementations answered, entered around a request), and what the
 model providers share (the history with every tool call answered, stable system sections
 first, a call's arguments read, text UTF-8 can encode, the SDK imported when first
 needed). They are public and kept stable like the rest, but a plugin needs none of them
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from greenroom._support.storage import write_json_atomic as write_json_atomic
     from greenroom.cli.live import LiveView as LiveView
     from greenroom.mcp.observe import McpRequest as McpRequest
+    from greenroom.mcp.observe import observed as observed
     from greenroom.providers._messages import ordered_system as ordered_system
     from greenroom.providers._messages import paired_messages as paired_messages
     from greenroom.providers._messages import parse_arguments as parse_arguments
@@ -111,6 +113,7 @@ _EXPORTS: dict[str, str] = {
     "held_session": "greenroom.run.session",
     "public_url": "greenroom._support.redact",
     "McpRequest": "greenroom.mcp.observe",
+    "observed": "greenroom.mcp.observe",
     "redact_known": "greenroom._support.redact",
     "ordered_system": "greenroom.providers._messages",
     "paired_messages": "greenroom.providers._messages",

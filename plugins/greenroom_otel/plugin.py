@@ -158,7 +158,7 @@ class OtelPlugin(Plugin):
             self._contained("greenroom_mcp_request", exc)
             return None
 
-    @hookimpl
+    @hookimpl(optionalhook=True)  # the gateway declares it: otel loads where the gateway is not installed
     def greenroom_serve_request(self, request: McpRequest) -> AbstractContextManager[Any] | None:
         try:
             spans = self._ready(None)

@@ -61,7 +61,7 @@ def test_kustomization_names_every_manifest_but_the_secret_example() -> None:
 
 
 def test_the_probes_ask_the_gateway_endpoints_on_its_port() -> None:
-    from greenroom.serve.ops.http import HEALTH_PATH, READY_PATH
+    from greenroom_gateway.ops.http import HEALTH_PATH, READY_PATH
 
     gateway = container()
     (port,) = gateway["ports"]

@@ -21,10 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from greenroom_deferred import DeferredToolsPlugin
+from greenroom_gateway import GatewayPlugin
 from greenroom_priors import PriorsPlugin
 from greenroom_ranking import SearchRankingPlugin
 
-PLUGINS = (DeferredToolsPlugin, SearchRankingPlugin, PriorsPlugin)
+PLUGINS = (DeferredToolsPlugin, SearchRankingPlugin, PriorsPlugin, GatewayPlugin)
 PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugins"
 KEYWORD = {">=": "minimum", ">": "exclusiveMinimum", "<=": "maximum", "<": "exclusiveMaximum"}
 

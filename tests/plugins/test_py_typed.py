@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-PLUGIN_PACKAGES = ("greenroom_deferred", "greenroom_ranking", "greenroom_priors", "greenroom_demo")
+PLUGIN_PACKAGES = ("greenroom_deferred", "greenroom_ranking", "greenroom_priors", "greenroom_demo", "greenroom_gateway")
 
 
 @pytest.mark.parametrize("package", PLUGIN_PACKAGES)

@@ -73,7 +73,11 @@ def config_schema(
     healthy = {r.name: r.cls for r in records if r.cls is not None}
     if plugin is None:
         schema = core_schema()
-        schema["properties"]["plugins"]["properties"].update({n: c.config_schema() for n, c in healthy.items()})
+        owned = {n: c for n, c in healthy.items() if c.config_table}  # their own tables, not [plugins.NAME]
+        schema["properties"].update({c.config_table: c.config_schema() for c in owned.values()})
+        schema["properties"]["plugins"]["properties"].update(
+            {n: c.config_schema() for n, c in healthy.items() if n not in owned}
+        )
     elif plugin in healthy:
         schema = healthy[plugin].config_schema()
     else:

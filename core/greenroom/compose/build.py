@@ -44,7 +44,20 @@ T = TypeVar("T")
 
 
 def plugin_schemas(records: Iterable[PluginRecord]) -> dict[str, dict[str, Any]]:
-    return {r.name: r.cls.config_schema() for r in records if r.cls is not None}
+    return {r.name: _section_schema(r.name, r.cls) for r in records if r.cls is not None}
+
+
+def _section_schema(name: str, cls: type[Plugin]) -> dict[str, Any]:
+    """What ``[plugins.NAME]`` may hold: the plugin's config, unless it owns a table."""
+    if not cls.config_table:
+        return cls.config_schema()
+    said = f"plugin {name!r} reads its config from [{cls.config_table}], not from [plugins.{name}]"
+    return {"type": "object", "maxProperties": 0, "errorMessage": said}
+
+
+def plugin_tables(records: Iterable[PluginRecord]) -> dict[str, dict[str, Any]]:
+    """The top-level tables healthy plugins own (``Plugin.config_table``), with their schemas."""
+    return {r.cls.config_table: r.cls.config_schema() for r in records if r.cls is not None and r.cls.config_table}
 
 
 def load_runtime_config(
@@ -52,7 +65,8 @@ def load_runtime_config(
 ) -> tuple[RuntimeConfig, list[PluginRecord]]:
     recs = list(records) if records is not None else discover()
     broken = {r.name: r.failure.message for r in recs if r.failure is not None}
-    cfg = load_config(path, plugin_schemas=plugin_schemas(recs), broken_plugins=broken)
+    tables = plugin_tables(recs)
+    cfg = load_config(path, plugin_schemas=plugin_schemas(recs), broken_plugins=broken, plugin_tables=tables)
     if "api_key" in cfg.model:
         # a key in a file ends up in version control (and in `config show`); never quote it
         raise ConfigError(
@@ -74,11 +88,13 @@ def plugin_configs(cfg: RuntimeConfig, records: Iterable[PluginRecord]) -> dict[
     out: dict[str, Any] = {}
     errors: list[ConfigError] = []
     for r in recs:
-        if r.cls is None or not (selection.enabled(r.name) or r.name in cfg.plugin_sections):
+        if r.cls is None:
             continue
-        section = dict(cfg.plugin_sections.get(r.name, {}))
+        table = r.cls.config_table
+        if not (selection.enabled(r.name) or (table in cfg.tables if table else r.name in cfg.plugin_sections)):
+            continue
         try:
-            out[r.name] = structure_plugin_config(r.name, r.cls.config_class, section, cfg.origins)
+            out[r.name] = plugin_config(r.cls, cfg, r.name)
         except ConfigErrors as exc:
             errors.extend(exc.errors)
         except ConfigError as exc:
@@ -86,6 +102,18 @@ def plugin_configs(cfg: RuntimeConfig, records: Iterable[PluginRecord]) -> dict[
     if errors:
         raise ConfigErrors(errors)
     return out
+
+
+def plugin_config(plugin: type[Plugin], cfg: RuntimeConfig, name: str | None = None) -> Any:
+    """A plugin's config as a loaded file sets it (``load_runtime_config``): its section,
+    ``[plugins.NAME]`` or the table it owns (``Plugin.config_table``), structured into its
+    ``config_class``, the defaults where the file says nothing. A bad value is a
+    ``ConfigError`` (``ConfigErrors``) naming the file and the dotted key. ``name`` is its
+    entry-point name (default: the class's ``name``)."""
+    name = name or plugin.name
+    table = plugin.config_table
+    section = cfg.tables.get(table, {}) if table else cfg.plugin_sections.get(name, {})
+    return structure_plugin_config(name, plugin.config_class, section, cfg.origins, table=table)
 
 
 def providers(host: PluginHost) -> dict[str, ProviderFactory]:
@@ -150,7 +178,7 @@ def model_from_config(
     try:
         options = interpolate(cfg.model, cfg.origins, "model")
     except UnsetVariableError as exc:
-        # a gateway or an inspection never calls the model; a run does, and stops here
+        # a server of MCP clients or an inspection never calls the model; a run does, and stops here
         where = exc.file or cfg.origin(exc.path) or cfg.files[-1]
         if offline:
             log.warning("%s: %s: %s (the model is not used here)", where, exc.path, exc.message)
@@ -257,7 +285,7 @@ def build_runtime(
 
     ``prepare_mcp=False``: the MCP servers are neither listed nor started here; the runtime
     starts with their cached listings and the caller prepares them
-    (``runtime.mcp.prepare(late=True)``, then ``runtime.follow_listings()``): the gateway,
+    (``runtime.mcp.prepare(late=True)``, then ``runtime.follow_listings()``): ``greenroom serve``,
     which answers its clients meanwhile.
 
     ``check`` makes it the build of ``greenroom config check``: the same steps, but no

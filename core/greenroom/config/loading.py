@@ -27,6 +27,7 @@ else:  # pragma: no cover
 
 from greenroom.config.errors import ConfigError, ConfigErrors, UnsetVariableError
 from greenroom.config.model import (
+    CORE_TABLES,
     PLUGIN_META_KEYS,
     AgentConfig,
     PluginsConfig,
@@ -273,21 +274,27 @@ def load_config(
     plugin_schemas: Mapping[str, Mapping[str, Any]] | None = None,
     broken_plugins: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
+    plugin_tables: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> RuntimeConfig:
     """Load, merge, interpolate and validate a config file.
 
     ``plugin_schemas`` maps installed plugin names to their section schemas; a section
     for a plugin not in it is an error. ``broken_plugins`` maps installed plugins that
     failed to load to their load error: they may be disabled, but neither enabled nor
-    configured, and either is an error that quotes the load error.
-    Plugin sections are returned as plain tables in ``plugin_sections``
-    (``greenroom.compose.build`` structures them into each plugin's config class).
+    configured, and either is an error that quotes the load error. ``plugin_tables`` maps
+    the top-level tables installed plugins own (``Plugin.config_table``) to their
+    schemas: such a table is checked as a core one is, and any other unknown table is an
+    error. Plugin sections are returned as plain tables in ``plugin_sections``, the
+    plugins' own tables in ``tables`` (``greenroom.compose.build`` structures both into
+    each plugin's config class).
     """
     merged, origins, files = load_merged(path)
-    # [model] is read only when the model is built (``greenroom.compose.build``): a gateway
+    # [model] is read only when the model is built (``greenroom.compose.build``): a server
     # or an inspection never calls the model, and must not fail on its unset variables
     merged = {k: v if k == "model" else interpolate(v, origins, k, env) for k, v in merged.items()}
-    errors = schema_errors(merged, core_schema(), "", origins)
+    schema = core_schema()
+    schema["properties"].update({k: v for k, v in (plugin_tables or {}).items() if k not in CORE_TABLES})
+    errors = schema_errors(merged, schema, "", origins)
     plugins_table = merged.get("plugins", {}) if isinstance(merged.get("plugins"), dict) else {}
     sections = {k: v for k, v in plugins_table.items() if k not in PLUGIN_META_KEYS}
     broken = broken_plugins or {}
@@ -337,6 +344,7 @@ def load_config(
         plugins=plugins,
         session=session,
         plugin_sections=sections,
+        tables={k: dict(merged[k]) for k in plugin_tables or () if isinstance(merged.get(k), dict)},
         base_dir=str(Path(path).resolve().parent),
         files=tuple(str(f) for f in files),
         origins=origins,
@@ -349,5 +357,9 @@ def merged_document(path: str | Path) -> dict[str, Any]:
     return merged
 
 
-def structure_plugin_config(name: str, cls: type, section: Mapping[str, Any], origins: Mapping[str, str]) -> Any:
-    return structure(dict(section), cls, prefix=f"plugins.{name}", origins=origins)
+def structure_plugin_config(
+    name: str, cls: type, section: Mapping[str, Any], origins: Mapping[str, str], *, table: str | None = None
+) -> Any:
+    """A plugin's section structured into its config class; errors name its key
+    (``plugins.NAME``, or the top-level ``table`` it owns)."""
+    return structure(dict(section), cls, prefix=table or f"plugins.{name}", origins=origins)

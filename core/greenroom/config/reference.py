@@ -73,28 +73,24 @@ def render_reference(records: Iterable[PluginRecord]) -> str:
         "Each installed plugin also reads its own `[plugins.<name>]` section, below.",
     )
     lines += _table("[session]", core["properties"]["session"], "session")
-    serve = core["properties"]["serve"]["properties"]
-    lines += _table(
-        "[serve]",
-        {"properties": {k: v for k, v in serve.items() if k != "oauth"}},
-        "serve",
-        "Read by `greenroom serve` only; its flags win over these (see docs/serve.md).",
-    )
-    lines += _table(
-        "[serve.oauth]",
-        core["properties"]["serve"]["properties"]["oauth"],
-        "serve.oauth",
-        "Read by `greenroom serve --transport http` only (see docs/serve.md, docs/security.md).",
-    )
     lines += ["## [model]", "", "Free-form options passed to the model provider (see docs/providers.md).", ""]
     for r in sorted(records, key=lambda r: r.name):
         if r.cls is None:
             continue
         doc = (r.cls.__doc__ or "").strip().splitlines()
-        lines += _table(
-            f"[plugins.{r.name}]",
-            r.cls.config_schema(),
-            f"plugins.{r.name}",
-            f"Plugin `{r.name}` ({r.distribution}). {doc[0] if doc else ''}".strip(),
-        )
+        note = f"Plugin `{r.name}` ({r.distribution}). {doc[0] if doc else ''}".strip()
+        if r.cls.config_table:
+            lines += _own_table(r.cls.config_table, r.cls.config_schema(), note)
+        else:
+            lines += _table(f"[plugins.{r.name}]", r.cls.config_schema(), f"plugins.{r.name}", note)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _own_table(table: str, schema: Mapping[str, Any], note: str) -> list[str]:
+    """A top-level table a plugin owns: its plain keys, then each sub-table on its own."""
+    props = schema.get("properties") or {}
+    subs = {k: v for k, v in props.items() if v.get("properties") and "object" in str(v.get("type"))}
+    lines = _table(f"[{table}]", {"properties": {k: v for k, v in props.items() if k not in subs}}, table, note)
+    for key, sub in subs.items():
+        lines += _table(f"[{table}.{key}]", sub, f"{table}.{key}", " ".join(str(sub.get("description", "")).split()))
+    return lines

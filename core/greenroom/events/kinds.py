@@ -39,7 +39,7 @@ class RunStarted(Event):
     agent_id: str = ""
     input: str = ""
     run_kind: str = "agent"
-    """Who takes the turns: ``agent`` (a model), ``client`` (a gateway client), ``preview``."""
+    """Who takes the turns: ``agent`` (a model), ``client`` (an MCP client of ``greenroom serve``), ``preview``."""
 
 
 @attrs.frozen

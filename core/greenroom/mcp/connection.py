@@ -38,6 +38,7 @@ from greenroom.mcp.sdk import (
     stdio_client,
     streamable_http_client,
 )
+from greenroom.mcp.sdk_private import absorb_tools, raw_request
 from greenroom.tools import ToolResult
 
 log = logging.getLogger(__name__)
@@ -295,20 +296,14 @@ async def _tools_one_by_one(
     """A page the SDK refused, asked for again and checked tool by tool: a tool that MCP
     does not allow is kept as unusable (its name, and why), the rest as usual.
 
-    The SDK checks a ``tools/list`` result whole, in ``send_request``; so this asks
-    through its dispatcher (what ``send_request`` does first), checks each tool against
-    the negotiated revision the way the SDK would, and hands the valid ones back to the
-    session, which keeps their output schemas for checking results. These are the SDK's
-    private parts (mcp 2.3): without them, the page's error stands.
+    The SDK checks a ``tools/list`` result whole, in ``send_request``; so this asks again
+    without that check, checks each tool against the negotiated revision the way the SDK
+    would, and hands the valid ones back to the session (``greenroom.mcp.sdk_private``).
     """
     from mcp_types import methods
 
-    request = mcp_types.ListToolsRequest(params=params)
-    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    opts: dict[str, Any] = {}
-    session._stamp(data, cast(Any, opts))
-    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), cast(Any, opts))
-    version = session._negotiated_version or "2025-11-25"
+    raw = await raw_request(session, mcp_types.ListToolsRequest(params=params))
+    version = session.protocol_version or "2025-11-25"
     good: list[mcp_types.Tool] = []
     specs: list[McpToolSpec] = []
     items = raw.get("tools") if isinstance(raw, dict) else None
@@ -336,7 +331,7 @@ async def _tools_one_by_one(
     cursor = raw.get("nextCursor") if isinstance(raw, dict) else None
     cursor = cursor if isinstance(cursor, str) and cursor else None
     page = mcp_types.ListToolsResult(tools=good, next_cursor=cursor)
-    session._absorb_tool_listing(page, complete=params is None and cursor is None)
+    absorb_tools(session, page, complete=params is None and cursor is None)
     return specs, cursor
 
 

@@ -1,6 +1,6 @@
-"""The MCP requests greenroom sends upstream, and those gateway clients send it, as plugins
-see them: ``McpRequest``, and ``observed``, which enters the context managers a hook's
-implementations return around a request (a tracer's span, say).
+"""The MCP requests greenroom sends upstream, and those MCP clients send ``greenroom serve``,
+as plugins see them: ``McpRequest``, and ``observed``, which enters the context managers a
+hook's implementations return around a request (a tracer's span, say).
 
 Observing never breaks a request: a hook that raises, answers something that is not a
 context manager, or whose manager fails to enter or exit is logged and left out; the
@@ -22,7 +22,7 @@ log = logging.getLogger("greenroom.mcp")
 @attrs.define(eq=False)
 class McpRequest:
     """One MCP request, as ``greenroom_mcp_request`` (greenroom to an upstream server) and
-    ``greenroom_serve_request`` (a client to ``greenroom serve``) see it.
+    ``greenroom_serve_request`` (an MCP client to ``greenroom serve``) see it.
 
     ``meta`` is the request's ``params._meta``: going upstream, what implementations add
     to it on entering is sent (a ``traceparent``); coming from a client, it is what the
@@ -35,7 +35,7 @@ class McpRequest:
     name: str | None = None
     """The request's target: the tool's MCP name for ``tools/call``."""
     server: str = ""
-    """The upstream server's name in the config; empty for a gateway client's request."""
+    """The upstream server's name in the config; empty for a request from an MCP client."""
     tool: str | None = None
     """greenroom's name for the tool called (with its server's prefix, if any)."""
     call_id: str | None = None

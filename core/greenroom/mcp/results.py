@@ -31,7 +31,7 @@ def to_tool_result(result: mcp_types.CallToolResult) -> ToolResult:
         text = json.dumps(structured, sort_keys=True, ensure_ascii=False, default=str)
     if not text and result.is_error:
         text = "the tool reported an error without details"
-    # the blocks as the server sent them, so a gateway can pass them on unchanged
+    # the blocks as the server sent them, so ``greenroom serve`` can pass them on unchanged
     blocks = tuple(result.content)
     return ToolResult(content=text, is_error=bool(result.is_error), structured=structured, blocks=blocks, parts=media)
 
@@ -39,7 +39,7 @@ def to_tool_result(result: mcp_types.CallToolResult) -> ToolResult:
 def masked(result: ToolResult, redact: Callable[[str], str]) -> ToolResult:
     """``result`` with ``redact`` applied to every text in it: the text the model reads,
     the strings of the structured content (keys included), and the text of the content
-    blocks passed on to a gateway's clients. Binary blocks (images, audio) stay as sent."""
+    blocks passed on to ``greenroom serve``'s clients. Binary blocks (images, audio) stay as sent."""
     content = redact(result.content)
     structured = mask_json(result.structured, redact)
     blocks = tuple(_masked_block(b, redact) for b in result.blocks) if result.blocks is not None else None

@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import attrs
@@ -29,14 +29,15 @@ from greenroom.mcp.host.thread import CLOSE_TIMEOUT, McpHost, in_caller_loop
 from greenroom.mcp.listing import McpListing
 from greenroom.mcp.naming import ToolNamer
 from greenroom.mcp.results import masked, to_tool_result
+from greenroom.mcp.sdk import ClientSession
 from greenroom.mcp.tool import ListedTools, McpTool
 from greenroom.tools import ToolDescriptor, ToolResult
 from greenroom.tools.base import Progress
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
-# How long a ping may take to prove a server that timed out a call is still alive.
-_PROBE_TIMEOUT = 5.0
+_PROBE_TIMEOUT = 5.0  # how long a ping may take to prove a server that timed out a call is alive
 # After a failed start, later calls fail fast for this many seconds (doubling, capped), so
 # a broken server does not cost a full connect timeout on every call.
 _BACKOFF_FIRST, _BACKOFF_MAX = 1.0, 30.0
@@ -87,19 +88,16 @@ class McpServer:
         self._redact = Redactor(server_secrets(config, every_value=True))
         self._redact_result = Redactor(self.secrets)
         self._listing: McpListing | None = read_cached_listing(config, base_dir)
-        self._listing_is_live = False
         self._listed = ListedTools()
         # host-loop state
         self._conn: Connection | None = None
         self._starting: _Start | None = None
         self._retiring: set[Connection] = set()  # replaced connections still shutting down
         self._lock: anyio.Lock | None = None
-        self._failures = 0
-        self._retry_after = 0.0
+        self._failures, self._retry_after = 0, 0.0  # starts failed in a row; no start before then
         self._last_error: McpStartError | None = None
         self.starts = 0  # how many sessions were opened (tests and diagnostics)
-        self.on_change: Callable[[McpServer], None] = lambda server: None
-        """Told, in the host thread, each time a live listing changes the tools."""
+        self.on_change: Callable[[McpServer], None] = lambda server: None  # told (host thread) of changed tools
         self._follower = ListFollower(
             self.name, self._relist_live, self._host, timeout=config.timeout, redact=self._redact
         )
@@ -155,10 +153,8 @@ class McpServer:
 
     # -- lifecycle (any event loop) ------------------------------------------------------
     async def start(self) -> McpListing:
-        """Start the server (if not running), list its tools, return the listing.
-
-        Raises McpStartError naming the server and its command or URL.
-        """
+        """Start the server (if not running), list its tools, return the listing; an
+        ``McpStartError`` names the server and its command or URL."""
         await self._host.call(self._ensure_connected)
         assert self._listing is not None
         return self._listing
@@ -175,6 +171,23 @@ class McpServer:
         if refresh:
             await self._host.call(self._relist)
         return self.tools()
+
+    async def with_session(self, use: Callable[[ClientSession], Awaitable[T]]) -> T:
+        """``use(session)`` with the live SDK session (the server started if need be), in
+        the loop that owns it: for what is passed through, not wrapped (prompts, resources)."""
+
+        async def run() -> T:
+            conn = await self._ensure_connected()
+            assert conn.session is not None
+            return await use(conn.session)
+
+        return await self._host.call(run)
+
+    def offers(self, capability: str) -> bool:
+        """Whether it said it has ``capability`` (``prompts``...); True before it started."""
+        session = self._conn.session if self._conn is not None else None
+        init = session.initialize_result if session is not None else None
+        return init is None or getattr(init.capabilities, capability, None) is not None
 
     async def call_tool(
         self,
@@ -309,7 +322,6 @@ class McpServer:
 
     def _set_listing(self, listing: McpListing) -> None:
         before, self._listing = self._listing, listing
-        self._listing_is_live = True
         write_cached_listing(self.config, self.base_dir, listing)
         if before is not None and not listing.same_tools(before):
             self.on_change(self)

@@ -20,6 +20,7 @@ from greenroom.mcp.errors import McpError, McpStartError
 from greenroom.mcp.host.thread import McpHost
 from greenroom.mcp.naming import MAX_PREFIX, ToolNamer, safe_name
 from greenroom.mcp.server import McpServer
+from greenroom.plugins.readiness import Readiness
 from greenroom.run.policy import HideReason, ToolPolicy
 from greenroom.tools import Tool
 from greenroom.tools.groups import ToolGroup
@@ -131,6 +132,26 @@ class McpToolset:
         """The servers ``prepare`` lists or starts: those never listed (cached or live) and
         the ``start = "eager"`` ones, but none the policy hides whole."""
         return [s for s in self.servers.values() if self._needs_start(s)]
+
+    def readiness(self) -> list[Readiness]:
+        """One check per server the policy leaves a tool of: listed (from its cache or
+        live) and not failing to start. Read as it is: nothing is started or waited on."""
+        out = []
+        for name, server in self.servers.items():
+            if self.excluded(server) is not None:
+                continue  # every tool of it is denied: it never starts, nothing waits on it
+            what = f"mcp server {name}"
+            # in back-off after a failed start: the server's last start failed (it keeps the
+            # error until a start succeeds), or the first listing failed and none ran since
+            failing = not server.connected and (server.start_failed or (name in self.errors and server.starts == 0))
+            if server.listing is None:
+                why = "its start failed; it is tried again after a back-off" if failing else "it was never listed"
+                out.append(Readiness(what, False, f"no listing: {why}"))
+            elif failing:
+                out.append(Readiness(what, False, "its last start failed; it is tried again after a back-off"))
+            else:
+                out.append(Readiness(what, True, "connected" if server.connected else "listed (from its cache)"))
+        return out
 
     def prepare_blocking(self, *, strict: bool = False) -> None:
         """``prepare()`` for synchronous callers such as ``build_runtime``."""

@@ -14,7 +14,7 @@ import difflib
 import enum
 import inspect
 import types
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -262,7 +262,32 @@ def check_config_class(plugin_cls: type) -> list[Problem]:
         return [Problem(FailureKind.BAD_CONFIG_CLASS, f"config_schema() returned {type(schema).__name__}, not a table")]
     # not checked against the JSON Schema meta-schema: that costs ~2 ms a plugin at every
     # start of the CLI, and a bad schema only affects configs that set the plugin's section
+    table = getattr(plugin_cls, "config_table", None)
+    if table is None:
+        return []
+    from greenroom.config.model import CORE_TABLES  # only for the few plugins that own a table
+
+    if not isinstance(table, str) or not table.replace("-", "_").isidentifier() or table in CORE_TABLES:
+        detail = f"config_table {table!r} is not a table of its own (a name, not one of {', '.join(CORE_TABLES)})"
+        return [Problem(FailureKind.BAD_CONFIG_CLASS, detail)]
     return []
+
+
+def claimed_tables(plugins: Iterable[tuple[str, type]]) -> dict[type, list[Problem]]:
+    """The plugin classes (by name) that claim a ``config_table`` another one claims too:
+    neither takes it, rather than one picked by name order."""
+    claims: dict[str, list[tuple[str, type]]] = {}
+    for name, cls in plugins:
+        table = getattr(cls, "config_table", None)
+        if isinstance(table, str):
+            claims.setdefault(table, []).append((name, cls))
+    out: dict[type, list[Problem]] = {}
+    for table, owners in claims.items():
+        if len(owners) > 1:
+            said = f"the config table [{table}] is claimed by the plugins {' and '.join(n for n, _ in owners)}"
+            for _, cls in owners:
+                out.setdefault(cls, []).append(Problem(FailureKind.BAD_CONFIG_CLASS, said))
+    return out
 
 
 def check_plugin_class(plugin_cls: type, catalog: SpecCatalog) -> list[Problem]:

@@ -33,6 +33,7 @@ from greenroom.plugins.checks import (
     add_hookspecs,
     check_hooks,
     check_plugin_class,
+    claimed_tables,
     spec_catalog,
 )
 from greenroom.plugins.host import PluginHost, PluginLoadError
@@ -67,6 +68,10 @@ class Plugin:
 
     name: ClassVar[str] = ""
     config_class: ClassVar[type] = NoConfig
+    config_table: ClassVar[str | None] = None
+    """A top-level table that holds this plugin's config instead of ``[plugins.<name>]``
+    (``"serve"``: ``[serve]``), for an application of the kernel with a section of its own;
+    checked and structured as a plugin section is. Core's own tables cannot be taken."""
     default_enabled: ClassVar[bool] = True
     hookspecs: ClassVar[ModuleType | type | None] = None
     """A module or class of ``@hookspec`` functions: hooks this plugin declares and calls
@@ -220,16 +225,17 @@ def discover(group: str = ENTRY_POINT_GROUP) -> list[PluginRecord]:
 
 
 def catalog_of(plugins: Iterable[tuple[str, type]]) -> tuple[SpecCatalog, dict[type, list[Problem]]]:
-    """The hooks core and ``plugins`` (name, class) declare, and the classes whose own
-    declarations were refused, with why."""
+    """The hooks core and ``plugins`` (name, class) declare, and the classes refused, with
+    why: their own declarations, or a config table another one claims too."""
     catalog = core_catalog()
-    refused: dict[type, list[Problem]] = {}
+    plugins = list(plugins)
+    refused = claimed_tables(plugins)
     for name, cls in plugins:
         source = getattr(cls, "hookspecs", None)
         if source is not None:
             catalog, problems = add_hookspecs(catalog, source, name)
             if problems:
-                refused[cls] = problems
+                refused.setdefault(cls, []).extend(problems)
     return catalog, refused
 
 

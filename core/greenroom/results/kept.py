@@ -15,7 +15,7 @@ Removed with its session:
 - a session saved to a file keeps its results as long as that file is there: resumed from
   it (in any process), it reads them again;
 - a session never saved loses them when its runtime closes (``Runtime.aclose``) or when its
-  gateway client leaves (the client's run ends);
+  MCP client of a server leaves (the client's run ends);
 - whatever is left (a process that ended without closing, a session file deleted) goes at
   a sweep once it has not been used for ``UNUSED_SECONDS`` (a day): a folder without a
   pin, or whose pinned files are all gone. A process sweeps at its first keep, then at

@@ -108,7 +108,7 @@ class ToolCalls:
         )
 
     async def run_call(self, ctx: RunContext, call: ToolCall) -> ToolResult:
-        """One call through every phase, to its result as the tool gave it (for a gateway)."""
+        """One call through every phase, to its result as the tool gave it (for an MCP client's call)."""
         return (await self._run(ctx, call))[1]
 
     async def _run(self, ctx: RunContext, call: ToolCall) -> tuple[ToolCall, ToolResult]:

@@ -93,7 +93,7 @@ class RunContext:
     """What plugins see of a run: the whole plugin surface. Tools never see this.
 
     Identity: ``run_id``, ``session_id``, ``input``, ``step``, ``agent``, ``kind`` (who
-    takes the turns: a model, a gateway client, or nobody in a preview).
+    takes the turns: a model, an MCP client, or nobody in a preview).
     State: ``state`` (this run), ``session_state``, ``profile_state``, and the shared
     vocabulary ``usage`` (calls of this run) and ``priors`` (learned per agent).
     Tools, scoped: ``tools`` (the loaded tools this agent may use),

@@ -7,18 +7,19 @@
                         RequestSent
       take_response()   a model's turn: bounded, counted, kept in the session,
                         ResponseReceived, AfterInference
-      take_client_call()  a client's turn (greenroom serve): ClientCalled; no AfterInference,
-                        since no model answered
+      take_client_call()  a client's turn (an MCP client of ``greenroom serve``): ClientCalled;
+                        no AfterInference, since no model answered
       call_tools() / call_tool()   the turn's calls (``greenroom.run.calls``)
     end(outcome)        RunEnd for every plugin, the session's snapshot, RunFinished
 
 ``drive(model)`` is the agent loop over these (``drive(model, on_text=...)`` streams the
 model's text to a listener as it arrives, ``greenroom.run.streaming``); ``Runtime.run`` is
-``drive``, ``Runtime.stream`` reads it as it happens, the preview is
-``start`` and ``next_request``, and each client of the gateway holds a ``Run`` of kind
-``CLIENT``. Nothing else calls the phase hooks. A hook of a phase that every plugin must
-see (RunStart, BeforeInference, AfterInference, RunEnd) reaches every implementation even
-when one fails; the first failure then ends the run, the others are ``PluginError`` events.
+``drive``, ``Runtime.stream`` reads it as it happens, the preview is ``start`` and
+``next_request``, and each MCP client of ``greenroom serve`` holds a ``Run`` of kind
+``CLIENT`` (``Runtime.start_run(kind=RunKind.CLIENT, restrict=...)``). Nothing else calls
+the phase hooks. A hook of a phase that every plugin must see (RunStart, BeforeInference,
+AfterInference, RunEnd) reaches every implementation even when one fails; the first
+failure then ends the run, the others are ``PluginError`` events.
 """
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ from greenroom.models import (
 from greenroom.run.calls import answer_open_calls
 from greenroom.run.context import RunContext, RunKind, RunOutcome, activate
 from greenroom.run.limits import check_input
-from greenroom.run.scope import Scoping, keep_in_scope
+from greenroom.run.scope import RunFilter, Scoping, keep_in_scope
 from greenroom.run.stable import watch_stable
 from greenroom.run.streaming import respond
 from greenroom.tools import ToolResult
+from greenroom.tools.base import Progress, progress_listener
 
 if TYPE_CHECKING:
     from greenroom.run.calls import ToolCalls
@@ -98,6 +100,7 @@ class Run:
         kind: RunKind = RunKind.AGENT,
         agent: AgentConfig | None = None,
         run_id: str | None = None,
+        restrict: RunFilter | None = None,
     ) -> None:
         self.parts = parts
         self._scoping = scoping
@@ -107,7 +110,12 @@ class Run:
         self.ctx = RunContext(
             parts, scoping, session, run_id or uuid.uuid4().hex[:12], user_input, agent=agent or parts.agent, kind=kind
         )
-        # a client brings its own system prompt: the gateway offers only what plugins add
+        self.restrict = restrict
+        """What this run may not use beside the policy (an MCP client's view: the tools its
+        caller's scopes do not reach); applied wherever the policy is."""
+        if restrict is not None:
+            scoping.restrict(self.ctx, restrict)  # before the run starts: its scope is worked out with it
+        # a client brings its own system prompt: it is offered only what plugins add
         prompt = "" if kind is RunKind.CLIENT else self.ctx.agent.system_prompt
         self._system = [SystemSection("agent", prompt)]
         self.started = False
@@ -232,10 +240,18 @@ class Run:
             self.session.messages.extend(results)
             return results
 
-    async def call_tool(self, call: ToolCall) -> ToolResult:
-        """One call through every phase, to its result as the tool gave it (a client's call)."""
+    async def call_tool(self, call: ToolCall, *, progress: Progress | None = None) -> ToolResult:
+        """One call through every phase, to its result as the tool gave it (a client's
+        call); what the tool reports of its progress (an MCP server's notifications) goes
+        to ``progress(done, total, message)``, awaited in this task's loop."""
         with self._active():
-            return await self._tool_calls.run_call(self.ctx, call)
+            if progress is None:
+                return await self._tool_calls.run_call(self.ctx, call)
+            heard = progress_listener.set(progress)
+            try:
+                return await self._tool_calls.run_call(self.ctx, call)
+            finally:
+                progress_listener.reset(heard)
 
     async def end(self, outcome: RunOutcome) -> RunOutcome:
         """RunEnd for every plugin (one failing or hanging does not stop the others), the
@@ -266,7 +282,7 @@ class Run:
                     )
                 )
                 ctx.closed = True  # the trace ends here, whatever a hook left running says later
-            if self.kind is RunKind.CLIENT:  # a gateway client's session ends with its run
+            if self.kind is RunKind.CLIENT:  # an MCP client's session ends with its run
                 await self.parts.kept.forget(self.session.id)
         return outcome
 

@@ -177,7 +177,7 @@ def bound_parts(result: ToolResult, max_tokens: int, family: str = "") -> tuple[
     """``result`` with only the images and sounds that fit beside its text within
     ``max_tokens`` (in their order; a text over the limit leaves room for none), and what
     was left out. A result whose parts all fit is returned as it is. The source's own
-    blocks are kept: a gateway passes them on as the server sent them."""
+    blocks are kept: ``greenroom serve`` passes them on as the server sent them."""
     if not result.parts:
         return result, None
     text_tokens = count_tokens_upto(result.content, max_tokens)

@@ -39,7 +39,7 @@ class Observers:
     def __init__(self, host: PluginHost, events: ev.EventBus) -> None:
         self._host = host
         self._events = events
-        # forgotten with their run: a gateway serving for months keeps only the live runs' reports
+        # forgotten with their run: a server of MCP clients running for months keeps only the live runs' reports
         self._reported: weakref.WeakKeyDictionary[RunContext, set[_Failure]] = weakref.WeakKeyDictionary()
         self._reported_outside: set[_Failure] = set()
 

@@ -117,7 +117,7 @@ class Parts:
         return self.profile_of(self.agent.id)
 
     def profile_of(self, agent_id: str) -> StateStore:
-        """The profile state of one agent id: a gateway serving each client as an agent of
+        """The profile state of one agent id: ``greenroom serve`` serving each client as an agent of
         its own (``serve --per-client``) keeps one per client, never one they overwrite."""
         store = self._profiles.get(agent_id)
         if store is None:

@@ -83,7 +83,7 @@ class HiddenBy(enum.Enum):
     """A group's load brought it, and ``greenroom_hidden_tools`` failed to judge it (fail
     closed: the rule names the group)."""
     CALLER = "caller"
-    """The run's caller lacks the scope a rule requires (a gateway client's OAuth token,
+    """The run's caller lacks the scope a rule requires (an MCP client's OAuth token,
     ``[serve.oauth.scopes]``); the rule names the scope and the pattern."""
 
 

@@ -4,7 +4,7 @@ the ways to run it.
 A run's phases are driven by ``greenroom.run.driver.Run``, for every caller: ``run``
 drives one to an outcome with the model, ``stream`` does the same while its caller reads
 the model's text and the run's events as they happen, ``preview`` builds its first
-request, and each client of ``greenroom serve`` holds one (``start_run``). A run holds the
+request, and each MCP client of ``greenroom serve`` holds one (``start_run``). A run holds the
 runtime's parts, not the runtime. Whatever ends a run, RunEnd reaches every plugin and the
 trace ends with ``run_end``.
 """
@@ -20,13 +20,14 @@ from greenroom._support.redact import Secrets
 from greenroom.config import AgentConfig
 from greenroom.models import Model, ModelRequest, TextListener
 from greenroom.plugins.host import PluginHost
+from greenroom.plugins.readiness import Readiness, plugin_readiness
 from greenroom.run.calls import ToolCalls
 from greenroom.run.context import RunContext, RunKind, RunOutcome, search_tools
 from greenroom.run.driver import Run
 from greenroom.run.observers import Observers
 from greenroom.run.parts import Parts
 from greenroom.run.policy import ToolPolicy
-from greenroom.run.scope import Scoping
+from greenroom.run.scope import RunFilter, Scoping
 from greenroom.run.session import Session
 from greenroom.run.streaming import RunStream
 from greenroom.search import Ranking, ScoredTool, SearchQuery
@@ -158,6 +159,26 @@ class Runtime:
         """Rank candidates through the search hooks (``RunContext.search`` outside a run)."""
         return await search_tools(self.parts.host, query, candidates, ctx)
 
+    def call_hook(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        """Call a contribution hook outside a run (every implementation, in pluggy's order)
+        and return the non-None answers: how an application of the runtime calls a hook
+        its plugin declared (inside a run, ``RunContext.call_hook``). A hook that no
+        installed plugin declares, or that nothing implements, answers nothing."""
+        host = self.parts.host
+        if getattr(host.hook, hook_name, None) is None or not host.has_impls(hook_name):
+            return []
+        return [r for r in host.call_sync(hook_name, **kwargs) if r is not None]
+
+    async def readiness(self) -> list[Readiness]:
+        """Whether the runtime can serve now, one check per thing (a server's readiness
+        probe): each upstream MCP server the policy leaves a tool of (listed, and not
+        failing to start: read as it is, nothing is started), then what each plugin's
+        ``greenroom_readiness`` says, each bounded by the agent's ``tool_timeout``. A
+        plugin that fails or answers late is not ready, named with its distribution."""
+        mcp = self.parts.mcp
+        upstream = mcp.readiness() if mcp is not None else []
+        return upstream + await plugin_readiness(self.parts.host, self, self.parts.agent.tool_timeout)
+
     def on_close(self, closer: Any) -> None:
         """Run ``closer`` (sync or async) when the runtime closes."""
         self.parts.on_close(closer)
@@ -173,10 +194,17 @@ class Runtime:
         *,
         kind: RunKind = RunKind.AGENT,
         agent: AgentConfig | None = None,
+        restrict: RunFilter | None = None,
     ) -> Run:
-        """A new run to step through (``Run.start``, ``next_request``, ... ``end``)."""
+        """A new run to step through (``Run.start``, ``next_request``, ... ``end``).
+
+        A server of MCP clients starts one of kind ``CLIENT`` per client (its ``agent``
+        may name the client, so that priors are learned per client), with ``restrict``:
+        what that client's caller may not see beside ``[tools.policy]`` (a ``RunFilter``),
+        kept out of the run wherever the policy is (list, search, load, call)."""
+        session = session or self.session()
         return Run(
-            self.parts, self.scoping, self.tool_calls, session or self.session(), user_input, kind=kind, agent=agent
+            self.parts, self.scoping, self.tool_calls, session, user_input, kind=kind, agent=agent, restrict=restrict
         )
 
     async def run(self, session: Session, user_input: str, *, on_text: TextListener | None = None) -> RunOutcome:

@@ -6,7 +6,7 @@ MCP servers declare before they load (catalogs, cached listings). A group whose 
 are all named ``prefix...`` (an MCP server's prefixed names) is hidden whole when the
 policy hides every such name, before it is ever started. A group's load that brings
 tools its catalog did not name gets those judged too. A run may also be restricted
-(``Scoping.restrict``, a gateway caller's view): its filter is applied beside the policy
+(``Scoping.restrict``, an MCP client's view by its caller): its filter is applied beside the policy
 everywhere the policy is.
 """
 
@@ -34,7 +34,7 @@ log = logging.getLogger("greenroom")
 
 
 class RunFilter(Protocol):
-    """More that one run may not use, beside the policy (a gateway caller's view)."""
+    """More that one run may not use, beside the policy (an MCP client's view by its caller)."""
 
     def tool_hidden(self, name: str, group: str | None) -> HideReason | None:
         """Why the tool ``name`` (of ``group``, when known) is hidden, or None."""
@@ -161,7 +161,7 @@ class Scoping:
         ctx.scope.hide(hidden)
 
     async def catch_up(self, ctx: RunContext) -> None:
-        """Judge for this run the groups other runs loaded since it last looked (a gateway
+        """Judge for this run the groups other runs loaded since it last looked (an MCP
         client's run sees the tools another client's call loaded only once judged)."""
         rt = self._rt
         rt.follow_listings()

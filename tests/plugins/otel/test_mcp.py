@@ -147,7 +147,8 @@ async def test_hook_greenroom_serve_request(make_runtime) -> None:
     from mcp import Client
 
     from greenroom import tool
-    from greenroom.serve.gateway import Gateway
+    from greenroom_gateway import GatewayPlugin  # declares the hook
+    from greenroom_gateway.gateway import Gateway
 
     @tool
     def echo(text: str) -> str:
@@ -159,7 +160,7 @@ async def test_hook_greenroom_serve_request(make_runtime) -> None:
         return text
 
     doorman = Doorman()
-    gateway = Gateway(make_runtime([], tools=[echo], plugins=[doorman]))
+    gateway = Gateway(make_runtime([], tools=[echo], plugins=[GatewayPlugin(), doorman]))
     await gateway.prepare()
     try:
         async with Client(gateway.server) as client:

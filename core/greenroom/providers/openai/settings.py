@@ -66,7 +66,7 @@ class OpenAISettings:
 
 def family(model: str) -> str:
     """The model's base name, lower case: a fine-tune's base model (``ft:gpt-4o-mini:org::id``
-    -> ``gpt-4o-mini``), a gateway's name without its vendor (``openai/gpt-5`` -> ``gpt-5``)."""
+    -> ``gpt-4o-mini``), a model router's name without its vendor (``openai/gpt-5`` -> ``gpt-5``)."""
     name = model.strip().lower()
     if name.startswith("ft:"):
         name = name[3:].split(":", 1)[0]
