@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from greenroom import SearchQuery, ToolDescriptor
-from greenroom.kit import IdentityMemo
+from greenroom.kit import IdentityMemo, descriptor_costs, tool_text
+from greenroom_deferred.listing import SEARCH_TOOL as _SEARCH
 from greenroom_deferred.listing import first_line
 
 _LINES: IdentityMemo[str] = IdentityMemo(1024, weak=True)
@@ -32,15 +34,91 @@ def format_functions(tools: Sequence[ToolDescriptor]) -> str:
     return "\n".join(["<functions>", *map(function_line, tools), "</functions>"])
 
 
-def found(matched: Sequence[ToolDescriptor], missing: Sequence[str], call_hint: str) -> tuple[str, str]:
-    """The schemas found, the ``select:`` names that were not, and how to call them; and
-    that answer's words beside the schemas (``missing`` and the hint), for ``structured``."""
-    parts = []
+def found(
+    matched: Sequence[ToolDescriptor], missing: Sequence[str], call_hint: str, notes: Sequence[str] = ()
+) -> tuple[str, str]:
+    """The schemas found, the ``select:`` names that were not, what else the answer says
+    (``notes``) and how to call them; and that answer's words beside the schemas, for
+    ``structured``."""
+    parts = list(notes)
     if missing:
         parts.append(f"Not found: {', '.join(missing)}.")
-    parts.append(call_hint)
+    if matched:
+        parts.append(call_hint)
     rest = "\n".join(parts)
-    return f"{format_functions(matched)}\n{rest}", rest
+    return (f"{format_functions(matched)}\n{rest}" if matched else rest), rest
+
+
+def available(names: Iterable[str]) -> str:
+    """Matching tools the model has in its tool list already (their schemas are there)."""
+    return f"Already available (in your tool list, call directly): {', '.join(names)}."
+
+
+def more(rest: Sequence[ToolDescriptor]) -> str:
+    """Matches whose schemas did not fit the answer's budget."""
+    names = ", ".join(d.name for d in rest)
+    return f"More matches (get their schemas with select:{','.join(d.name for d in rest)}): {names}."
+
+
+def within(tools: Sequence[ToolDescriptor], budget: int) -> tuple[list[ToolDescriptor], list[ToolDescriptor]]:
+    """The tools whose schemas fit ``budget`` tokens in rank order (the first always; 0:
+    no limit), and the rest."""
+    if not budget or len(tools) <= 1:
+        return list(tools), []
+    sizes = descriptor_costs(tools, "definition_tokens")
+    spent = sizes[0]
+    for i in range(1, len(tools)):
+        spent += sizes[i]
+        if spent > budget:
+            return list(tools[:i]), list(tools[i:])
+    return list(tools), []
+
+
+_STOP = frozenset(
+    "a about all an and any are can could for from get give have how i in into is it its me my need of on or "
+    "please show some tell than that the their them then there this to use want what when which who will with "
+    "would you your".split()
+)
+CONFIDENT_SHARE = 4
+"""A match is confident when the best tool's name or description holds at least one in
+this many of the query's content words (at least one)."""
+
+
+def _content(query: SearchQuery) -> set[str]:
+    return {t[:5] for t in query.terms if len(t) >= 3 and t not in _STOP}
+
+
+def confident(query: SearchQuery, best: ToolDescriptor) -> bool:
+    """Whether the best match shares enough of the query's content words (compared by
+    their first five letters, so plurals and tenses match) to be taken at its word."""
+    words = _content(query)
+    if not words:
+        return True
+    text = tool_text(best).replace("_", " ")
+    text += " " + " ".join(re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", best.name)).lower()
+    shared = sum(1 for w in words if w in text)
+    return shared >= max(1, -(-len(words) // CONFIDENT_SHARE))
+
+
+def named_in(query: SearchQuery, by_name: Mapping[str, ToolDescriptor]) -> list[str]:
+    """The tools a keyword query names exactly (a word of it is a tool's name), in its order."""
+    out: list[str] = []
+    for word in query.text.replace(",", " ").split():
+        name = word.lstrip("+").strip("'\"`()")
+        if name in by_name and name not in out:
+            out.append(name)
+    return out
+
+
+def unsure(query: SearchQuery, hits: Sequence[ToolDescriptor], sizes: Mapping[str, int], most: int = 3) -> str:
+    """No confident match: say so, and name the groups the closest tools are in."""
+    groups: list[str] = []
+    for d in hits:
+        if d.group and d.group in sizes and d.group not in groups:
+            groups.append(d.group)
+    near = ", ".join(f"{g} ({sizes[g]} tools)" for g in groups[:most])
+    where = f' Nearest groups: {near}; list one with {_SEARCH} "group:NAME".' if near else ""
+    return f"No confident match for {query.text!r}: these are the closest tools, check them before use.{where}"
 
 
 def structured(text: str, tools: Sequence[ToolDescriptor] = ()) -> dict[str, Any]:

@@ -117,3 +117,8 @@ def group_members(ctx: RunContext, wanted: str) -> tuple[list[ToolDescriptor] | 
     if wanted in by_group and wanted:
         return by_group[wanted], wanted
     return None, wanted
+
+
+def group_sizes(ctx: RunContext) -> dict[str, int]:
+    """How many tools each group of the agent's tools has (tool groups and domains)."""
+    return {g: len(tools) for g, tools in _by_group(ctx).items() if g}

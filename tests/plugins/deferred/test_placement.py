@@ -161,14 +161,16 @@ async def test_learned_priors_start_frequent_tools_eager(make_runtime) -> None:
 
         @hookimpl(tryfirst=True)
         def greenroom_run_start(self, ctx: Any) -> None:
-            ctx.profile_state.set(ToolPriors(p={"t01": 0.6, "t02": 0.001}, sessions=3, loaded=True))
+            ctx.profile_state.set(
+                ToolPriors(p={"t01": 0.6, "t02": 0.001}, sessions=3, loaded=True, sets={frozenset({"t01"}): 0.6})
+            )
 
     tools = [catalog_tool(f"t{i:02d}") for i in range(20)]
     rt = make_runtime(tools=tools, plugins=[Priors(), DeferredToolsPlugin(DeferredConfig())])
     session = rt.session()
     await rt.preview(session)
     st = session.state[DeferralState]
-    assert st.modes["t01"].mode == "eager" and st.modes["t01"].reason.startswith("prior p=0.600 > breakeven")
+    assert st.modes["t01"].mode == "eager" and st.modes["t01"].reason.startswith("prior: an eager set covering 60%")
     assert st.modes["t01"].source is PlacementSource.PRIOR
     assert st.modes["t02"].mode == "deferred"
 
@@ -202,7 +204,9 @@ async def test_the_listing_names_exactly_the_tools_placed_deferred(make_runtime,
 
         @hookimpl(tryfirst=True)
         def greenroom_run_start(self, ctx: Any) -> None:
-            ctx.profile_state.set(ToolPriors(p=p, sessions=3, loaded=bool(p)))
+            ctx.profile_state.set(
+                ToolPriors(p=p, sessions=3, loaded=bool(p), sets={frozenset({n}): w for n, w in p.items()})
+            )
 
     tools = [catalog_tool(f"t{i:02d}", deferrable="always" if i == 3 else "automatic") for i in range(20)]
     rt = make_runtime(tools=tools, plugins=[Priors(), DeferredToolsPlugin(DeferredConfig(**cfg))])

@@ -302,3 +302,26 @@ async def test_what_sessions_use_together_and_how_long_they_are_reach_the_next_r
     # two sessions of 3 steps calling alpha and beta, one of 2 steps calling beta alone
     assert priors.sets == pytest.approx({frozenset({"alpha", "beta"}): 2 / 3, frozenset({"beta"}): 1 / 3})
     assert priors.steps == pytest.approx(8 / 3)
+
+
+async def test_failed_searches_are_kept_in_the_agents_document(
+    build: Callable[..., Runtime], store_url: str, agent_id: str
+) -> None:
+    from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
+
+    def search(query: str) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "ToolSearch", "arguments": {"query": query}}]}
+
+    # one search found alpha and alpha was called; one found nothing it used; one nothing
+    script = [search("alpha"), call("alpha"), search("beta"), search("zebra crossing"), {"text": "done"}]
+    cfg = PriorsConfig(store=store_url)
+    for _ in range(2):
+        rt = build(script, config=cfg, agent=agent_id, plugins=[DeferredToolsPlugin(DeferredConfig(enabled=True))])
+        await rt.session().run("hi")
+        await rt.aclose()
+    store = _open(store_url)
+    doc = store.read(agent_id, KEY)
+    store.close()
+    assert doc is not None
+    failed = {e["query"]: (e["count"], e["found"]) for e in doc["failed"]}
+    assert failed == {"beta": (2, ["beta"]), "zebra crossing": (2, [])}
