@@ -4,19 +4,24 @@ tools and the listing, and when it may change.
 **The eager set.** A session saves its search step only when *every* tool it calls is
 visible without a search, so tools are chosen as sets, by the sessions they cover, not
 one by one by their own use. The priors say which tools recent sessions called together
-(``ToolPriors.sets``: each set with its share of sessions); a set counts as covered by
-an eager set that holds all of its tools (tools that are eager anyway, by the config or
-as the plugin's own, are free). Per session, in tokens, an eager set ``S`` covering a
-share ``cov`` of sessions is worth
+(``ToolPriors.sets``: each set with its share of sessions); a set counts as covered by an
+eager set that holds all of its tools (tools that are eager anyway, by the config or as
+the plugin's own, are free). A share is taken at the low end of what the sessions seen
+support (``ERRORS`` standard errors below it, over at most ``EFFECTIVE_SESSIONS``): a set
+one session of many called is not taken for a habit, while an agent's only session is.
 
-    gain(S) = cov * search + steps * (listing - room(cov)) - steps * tokens(S)
+Per session, in input-token prices (a prefix token is read from the provider's cache at
+``CACHE_READ``; what a search step adds is written at about the full price), an eager set
+``S`` covering a share ``cov`` of sessions is worth
 
-``search``: what a search step costs (``retention.gamma`` plus the listing it re-sends);
-``steps``: model calls per session (learned, ``ToolPriors.steps``); ``listing``: the
-listing's tokens when nothing is learned; ``room(cov)``: what is left of it (below);
-``tokens(S)``: what the set's schemas add to every step. Sets are added greedily while
-the gain grows, within ``EAGER_SHARE`` of the budget, and only sets that at least
-``MIN_SET_SHARE`` of sessions called: a set few sessions use is not sent.
+    gain(S) = cov * search + CACHE_READ * steps * (listing - room(cov) - tokens(S))
+
+``search``: what a search step costs (``retention.gamma`` for its call and result, plus
+re-reading the listing); ``steps``: model calls per session (``ToolPriors.steps``);
+``listing``: the listing's tokens with nothing learned; ``room(cov)``: what is left of it
+(below); ``tokens(S)``: what the set's schemas add to every step. Sets are added greedily
+while the gain grows, within ``EAGER_SHARE`` of the budget and only sets whose share is at
+least ``MIN_SET_SHARE``: a set few sessions use is not sent.
 
 **The listing.** What the listing is for is the sessions the eager set does not cover:
 its room is its size with nothing learned times the share of sessions left uncovered,
@@ -24,17 +29,18 @@ and at least ``LISTING_FLOOR`` of the budget (a listing smaller than that stays 
 As coverage grows the listing steps down to every group with its count and the learned
 names; when sessions leave the learned set, coverage falls and the listing grows back.
 
-**Revisions.** Each change of the prefix is one cache write of it (a provider bills it
-at about 1.25x the input price, and reads it at 0.1x), so the learned prefix changes only
+**Revisions.** Each change of the prefix is a cache write of it (``CACHE_WRITE`` times the
+input price, where a read costs ``CACHE_READ``), so the learned prefix changes only
 
 - at an agent's first session in this process;
 - when the expected saving of the new choice over the held one, over the next
-  ``REVISE_SESSIONS`` sessions, exceeds ``CACHE_WRITE`` times the prefix's tokens;
-- when coverage of the held set fell below half of what it was when chosen and the listing
-  had shrunk for it (the listing grows back);
-- at most once every ``REVISE_SESSIONS`` sessions otherwise, when the learned names or
-  the eager set would change and the change costs nothing (the listing's priorities follow
-  usage, also with ``prior_eager = false``).
+  ``REVISE_SESSIONS`` sessions, exceeds that write;
+- when the sessions left the held set (its coverage, as observed, fell below a third of
+  what it was when chosen) and what would be learned now leaves the listing at least
+  twice as large as the held one (the listing grows back);
+- to follow usage in the names the listing favours, at most once every
+  ``REVISE_SESSIONS`` sessions (also with ``prior_eager = false``; the eager set and the
+  listing's room stay as they were).
 
 The view lives in the runtime's profile state: one long-lived process (``greenroom
 serve``, ``greenroom eval``, an application) keeps it; separate ``greenroom run``
@@ -43,6 +49,7 @@ processes each choose from the stored priors.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Mapping
 from collections.abc import Set as AbstractSet
 
@@ -55,24 +62,37 @@ from greenroom_deferred.state import Placement
 REVISE_SESSIONS = 10
 """The revision window: sessions over which a change of the prefix is expected to pay."""
 CACHE_WRITE = 1.25
-"""What writing the prefix into a provider's prompt cache costs, in input tokens per token."""
+"""What writing a token into a provider's prompt cache costs, in input-token prices."""
+CACHE_READ = 0.1
+"""What reading a cached token costs, in input-token prices."""
 EAGER_SHARE = 0.5
 """At most this share of the budget goes to learned eager schemas."""
 LISTING_FLOOR = 0.125
 """The listing keeps at least this share of its budget (all of itself when smaller),
 however confident learning is."""
+LEFT = 3
+"""Sessions left a learned set when its coverage fell below 1/LEFT of what it was."""
 MIN_SET_SHARE = 0.05
 """A set of tools fewer sessions than this called is never chosen for itself."""
+EFFECTIVE_SESSIONS = 19
+"""How many sessions the priors' shares rest on at most (an EWMA whose newest session
+weighs 0.1 remembers about (2 - 0.1) / 0.1 of them)."""
+ERRORS = 0.75
+"""How many standard errors below its observed value a share is taken (0.5, 0.75 and 1
+were measured with ``benchmarks/eval_priors.py``: 1 saved a quarter fewer searches, 0.5
+changed the prefix half as often again on metatool; docs/priors.md)."""
 DEFAULT_STEPS = 2.0
 """Model calls per session assumed when the priors do not say (an older document)."""
 PRIORITY_NAMES = 128
 """The learned names the listing favours, at most (the likeliest used deferred tools)."""
+FALLBACK_LISTING = 8000
+"""The listing's tokens assumed with no listing budget, before one was rendered."""
 
 
 @attrs.frozen
 class Choice:
     """A learned eager set, the share of sessions it covers, its schema tokens, and what
-    it is worth per session (``gain``, tokens)."""
+    it is worth per session (``gain``)."""
 
     names: frozenset[str] = frozenset()
     coverage: float = 0.0
@@ -82,16 +102,20 @@ class Choice:
 
 @attrs.frozen
 class Economy:
-    """What a session's tokens are made of, for ``gain``: model calls per session, the
-    cost of a search step, the listing's tokens with nothing learned, the budget."""
+    """What a session costs, for ``gain``: model calls per session, the cost of a search
+    step, the listing's tokens with nothing learned, the budget (0: none)."""
 
     steps: float
     search: float
     listing: float
     budget: float
 
-    def gain(self, coverage: float, tokens: float) -> float:
-        return coverage * self.search + self.steps * (self.listing - self.room(coverage)) - self.steps * tokens
+    def gain(self, coverage: float, tokens: float, room: float | None = None, kept: float = 1.0) -> float:
+        """What an eager set of ``tokens`` covering ``coverage`` is worth per session, its
+        listing shrunk to ``room`` (default: ``room(coverage)``) and that shrink counted
+        for ``kept`` of what it saves."""
+        left = self.room(coverage) if room is None else room
+        return coverage * self.search + CACHE_READ * self.steps * ((self.listing - left) * kept - tokens)
 
     def room(self, coverage: float) -> int:
         """The listing's room, in tokens, when ``coverage`` of sessions need none of it:
@@ -106,20 +130,30 @@ def coverage(names: AbstractSet[str], sets: Mapping[frozenset[str], float]) -> f
     return min(1.0, sum(w for tools, w in sets.items() if tools <= names))
 
 
+def assured(share: float, sessions: int) -> float:
+    """A share of sessions taken at the low end of what ``sessions`` support: ``ERRORS``
+    standard errors below it (an agent's only session, or a set every session had, stays
+    whole)."""
+    n = max(1, min(sessions, EFFECTIVE_SESSIONS))
+    return max(0.0, share - ERRORS * math.sqrt(share * (1.0 - share) / n))
+
+
 def strip(
-    sets: Mapping[frozenset[str], float], free: Collection[str], eligible: Collection[str]
+    sets: Mapping[frozenset[str], float], free: Collection[str], eligible: Collection[str], sessions: int | None
 ) -> dict[frozenset[str], float]:
     """The sets without the tools that are visible anyway (``free``: the plugin's own,
-    and tools eager by the config), leaving out those that hold a tool no learned set may
-    make eager (deferred by a rule, gone), and those of sessions that searched and then
-    called no deferred tool (nothing eager would have spared them the search)."""
+    and tools eager by the config), each share ``assured`` over ``sessions`` (None: as
+    observed); leaving out the sets that
+    hold a tool no learned set may make eager (deferred by a rule, gone), and those of
+    sessions that searched and then called no deferred tool (nothing eager would have
+    spared them the search)."""
     out: dict[frozenset[str], float] = {}
     for tools, w in sets.items():
         rest = frozenset(t for t in tools if t not in free)
         if not rest and not tools.isdisjoint(OWN_TOOLS):
             continue
         if all(t in eligible for t in rest):
-            out[rest] = out.get(rest, 0.0) + w
+            out[rest] = out.get(rest, 0.0) + (w if sessions is None else assured(w, sessions))
     return out
 
 
@@ -127,7 +161,7 @@ def choose(costs: Mapping[str, float], sets: Mapping[frozenset[str], float], eco
     """The eager set worth most per session (greedy over the sets sessions called).
     ``costs``: what each tool that may be learned eager adds to every step; ``sets``:
     stripped (``strip``)."""
-    cap = economy.budget * EAGER_SHARE if economy.budget else float("inf")
+    cap = economy.budget * EAGER_SHARE if economy.budget else math.inf
     chosen: frozenset[str] = frozenset()
     spent = 0.0
     best = Choice(chosen, coverage(chosen, sets), 0.0, economy.gain(coverage(chosen, sets), 0.0))
@@ -142,7 +176,7 @@ def choose(costs: Mapping[str, float], sets: Mapping[frozenset[str], float], eco
             if tokens > cap:
                 continue
             cov = coverage(names, sets)
-            if economy.room(cov) + tokens > economy.budget > 0:
+            if economy.budget and economy.room(cov) + tokens > economy.budget:
                 continue
             gain = economy.gain(cov, tokens)
             if gain > (step.gain if step is not None else best.gain):
@@ -155,7 +189,7 @@ def choose(costs: Mapping[str, float], sets: Mapping[frozenset[str], float], eco
 @attrs.frozen
 class Learned:
     """What learning puts into the prefix: the eager tools (each with its reason), the
-    share of sessions they covered when chosen, their schema tokens, the listing's room
+    share of sessions they covered when chosen (as observed), their schema tokens, the listing's room
     (None: its whole budget) and the names it favours (likeliest used first)."""
 
     eager: Mapping[str, str] = attrs.field(factory=dict)
@@ -171,8 +205,8 @@ class Learned:
 @attrs.frozen
 class Outlook:
     """A candidate against what is held, by today's priors: what each is worth per
-    session (tokens), the share of sessions the held set covers now, and the candidate
-    prefix's tokens (what a cache write of it costs)."""
+    session, the share of sessions the held set covers now (as observed), and the
+    candidate prefix's tokens (what a cache write of it costs)."""
 
     gain: float
     held_gain: float
@@ -203,18 +237,23 @@ class LearnedView:
         return self.held.room if self.held is not None else None
 
     def revise(self, candidate: Learned, outlook: Outlook) -> bool:
-        """Take ``candidate`` or keep what is held (the rules in the module's docstring);
-        whether the prefix changed."""
+        """Take ``candidate`` (or only its listing's names) or keep what is held (the
+        rules in the module's docstring); whether the prefix changed."""
         held = self.held
         self.sessions += 1
         if held is not None and candidate.same_prefix(held):
             return False
-        pays = (outlook.gain - outlook.held_gain) * REVISE_SESSIONS > CACHE_WRITE * outlook.prefix
-        # the listing shrank for sessions the held set covered; they left it: grow it back
-        lost = held is not None and held.room is not None and outlook.held_coverage < held.coverage / 2
-        window = self.sessions > REVISE_SESSIONS and outlook.gain >= outlook.held_gain
-        if held is None or pays or lost or window:
+        pays = (outlook.gain - outlook.held_gain) * REVISE_SESSIONS > (CACHE_WRITE - CACHE_READ) * outlook.prefix
+        # the listing shrank for sessions the held set covered; they left it, and nothing
+        # learned stands for them: grow the listing back
+        grows = held is not None and held.room is not None and (candidate.room or math.inf) > 2 * held.room
+        lost = grows and held is not None and outlook.held_coverage < held.coverage / LEFT
+        if held is None or pays or lost:
             self.held, self.sessions = candidate, 1
+            return True
+        refreshed = attrs.evolve(held, priority=candidate.priority)
+        if self.sessions > REVISE_SESSIONS and not refreshed.same_prefix(held):
+            self.held, self.sessions = refreshed, 1
             return True
         return False
 
@@ -231,8 +270,9 @@ def consider(
 ) -> Learned:
     """Revise ``view`` for a session placed as ``modes`` (before learning) and return
     what it holds. ``costs(name)``: what the tool's schema adds to a step (None: not
-    known); ``budget``: the listing budget (0: no limit); ``learn_eager``: whether
-    learning may place tools eager (``prior_eager``)."""
+    known); ``budget``: the listing budget (0: no limit); ``gamma``: what a search step
+    costs beyond re-reading the listing; ``learn_eager``: whether learning may place
+    tools eager (``prior_eager``)."""
     free = set(OWN_TOOLS)
     eligible: dict[str, float] = {}
     for name in {t for tools in priors.sets for t in tools} if learn_eager else ():
@@ -245,50 +285,42 @@ def consider(
             c = costs(name)
             if c is not None:
                 eligible[name] = c
-    sets = strip(priors.sets, free, eligible)
+    sets = strip(priors.sets, free, eligible, priors.sessions) if learn_eager else {}
     listing = float(view.listing_tokens if view.listing_tokens is not None else budget or FALLBACK_LISTING)
     steps = priors.steps or DEFAULT_STEPS
-    economy = Economy(steps=steps, search=gamma + listing, listing=listing, budget=float(budget or 0))
-    pick = choose(eligible, sets, economy) if learn_eager and sets else Choice()
-    why = f"prior: an eager set covering {pick.coverage:.0%} of recent sessions"
+    economy = Economy(steps=steps, search=gamma + CACHE_READ * listing, listing=listing, budget=float(budget))
+    pick = choose(eligible, sets, economy) if sets else Choice()
     room = economy.room(pick.coverage)
-    shrinks = (bool(pick.names) or (learn_eager and pick.coverage > 0)) and room < listing
+    shrinks = (bool(pick.names) or pick.coverage > 0) and room < listing
+    observed = strip(priors.sets, free, eligible, None)
+    seen = coverage(pick.names, observed)
+    why = f"prior: an eager set covering {seen:.0%} of recent sessions"
     top = sorted(
         ((n, p) for n, p in priors.p.items() if n not in pick.names and (m := modes.get(n)) and m.mode == "deferred"),
         key=lambda item: (-item[1], item[0]),
     )[:PRIORITY_NAMES]
     candidate = Learned(
         eager={n: f"{why} (p={priors.get(n):.3f})" for n in sorted(pick.names)},
-        coverage=pick.coverage,
+        coverage=seen,
         tokens=pick.tokens,
         room=room if shrinks else None,
         priority=dict(top),
     )
     held = view.held or Learned()
-    held_cov = coverage(set(held.eager), sets)
+    held_cov, held_seen = coverage(set(held.eager), sets), coverage(set(held.eager), observed)
     # a shrink of the listing is worth what it was chosen for only while the sessions it
     # was shrunk for are still covered
-    kept = min(1.0, held_cov / held.coverage) if held.coverage else 0.0
-    held_gain = worth(economy, held_cov, held.tokens, held.room, kept)
-    gain = worth(economy, pick.coverage, pick.tokens, candidate.room)
-    prefix = pick.tokens + (candidate.room if candidate.room is not None else listing)
-    view.revise(candidate, Outlook(gain, held_gain, held_cov, prefix))
+    kept = min(1.0, held_seen / held.coverage) if held.coverage else 0.0
+    held_gain = economy.gain(held_cov, held.tokens, listing if held.room is None else held.room, kept)
+    gain = economy.gain(pick.coverage, pick.tokens, listing if candidate.room is None else candidate.room)
+    prefix = pick.tokens + (listing if candidate.room is None else candidate.room)
+    view.revise(candidate, Outlook(gain, held_gain, held_seen, prefix))
     assert view.held is not None
     return view.held
 
 
-def worth(economy: Economy, cov: float, tokens: float, room: int | None, kept: float = 1.0) -> float:
-    """``Economy.gain`` of a prefix whose listing has ``room`` (None: all of it), its
-    shrink counted for ``kept`` of what it saves."""
-    shrink = 0.0 if room is None else economy.steps * (economy.listing - room) * kept
-    return cov * economy.search + shrink - economy.steps * tokens
-
-
-FALLBACK_LISTING = 8000
-"""The listing's tokens assumed with no listing budget, before one was rendered."""
-
-
 __all__ = [
+    "CACHE_READ",
     "CACHE_WRITE",
     "REVISE_SESSIONS",
     "Choice",
@@ -296,6 +328,7 @@ __all__ = [
     "Learned",
     "LearnedView",
     "Outlook",
+    "assured",
     "choose",
     "consider",
     "coverage",
