@@ -46,7 +46,7 @@ from greenroom_deferred.costs import cost
 from greenroom_deferred.descriptors import OWN_TOOLS
 from greenroom_deferred.events import ListingRebuilt, SearchPerformed
 from greenroom_deferred.learning import Learned, LearnedView, consider
-from greenroom_deferred.listing import budgeted_listing
+from greenroom_deferred.listing import budgeted_listing, listing_budget
 from greenroom_deferred.placement import Plan, initial, place, with_learned
 from greenroom_deferred.run_state import DeferralRun, run_strategy
 from greenroom_deferred.state import DeferralState, forget_hidden, upgrade_saved_state
@@ -165,7 +165,8 @@ class DeferredToolsPlugin(Plugin):
             deferred = [d for d in plan.deferred if d.name not in grouped]
             groups = list(ctx.groups.values())
             hint = self.strategy(ctx).listing_hint
-            text = budgeted_listing(deferred, style=cfg.listing, budget=cfg.listing_budget, hint=hint, groups=groups)
+            budget = listing_budget(plan.deferred, cfg.listing_budget)
+            text = budgeted_listing(deferred, style=cfg.listing, budget=budget, hint=hint, groups=groups)
             view.listing_tokens = count_tokens(text)
         return consider(
             view,

@@ -26,7 +26,7 @@ from greenroom_deferred.costs import cost
 from greenroom_deferred.descriptors import DISPATCH_TOOL, LOAD_TOOL, OWN_TOOLS, SEARCH_TOOL
 from greenroom_deferred.events import ToolDeferred, ToolPromoted
 from greenroom_deferred.learning import LearnedView
-from greenroom_deferred.listing import SECTION_KEY, budgeted_listing
+from greenroom_deferred.listing import SECTION_KEY, budgeted_listing, listing_budget
 from greenroom_deferred.retention import BetaState, should_redefer
 from greenroom_deferred.state import DeferralState, Placement, PlacementSource
 
@@ -136,7 +136,7 @@ class Strategy:
             text = budgeted_listing(
                 deferred,
                 style=self.config.listing,
-                budget=self.config.listing_budget if room is None else room,
+                budget=listing_budget(deferred_all, self.config.listing_budget) if room is None else room,
                 hint=self.listing_hint,
                 groups=list(ctx.groups.values()),
                 priority=view.priority,
