@@ -218,3 +218,21 @@ async def test_the_listing_names_exactly_the_tools_placed_deferred(make_runtime,
     assert [line.split(" - ")[0] for line in section.text.splitlines() if line.startswith("t")] == listed
     sent = [d.name for d in request.tools]
     assert not set(listed) & set(sent) and set(st.eager()) <= set(sent)
+
+
+@pytest.mark.anyio
+async def test_the_listing_of_small_tools_costs_at_most_a_quarter_of_their_schemas(make_runtime) -> None:
+    from greenroom import count_tokens
+    from greenroom.kit import descriptor_costs
+    from greenroom_deferred.listing import SECTION_KEY
+
+    # 200 tools whose descriptions are most of what they are (like metatool's plugins)
+    params = {"type": "object", "properties": {"q": {"type": "string"}}}
+    about = "Helps with {} and everything around it, for anyone who asks about it."
+    tools = [CatalogTool(ToolDescriptor(f"Helper{i:03d}", about.format(f"topic {i}"), params), "t") for i in range(200)]
+    rt = make_runtime(tools=tools, plugins=[DeferredToolsPlugin(DeferredConfig(enabled=True))])
+    request = await rt.preview(rt.session())
+    (section,) = [s for s in request.system if s.key == SECTION_KEY]
+    schemas = sum(descriptor_costs([t.descriptor for t in tools], "definition_tokens"))
+    assert count_tokens(section.text) <= schemas / 4
+    assert all(t.descriptor.name in section.text for t in tools)  # by name: they fit
