@@ -16,10 +16,11 @@ Per session, in input-token prices (a prefix token is read from the provider's c
 
     gain(S) = cov * search + CACHE_READ * steps * (listing - room(cov) - tokens(S))
 
-``search``: what a search step costs (``retention.gamma`` for its call and result, plus
-re-reading the listing); ``steps``: model calls per session (``ToolPriors.steps``);
-``listing``: the listing's tokens with nothing learned; ``room(cov)``: what is left of it
-(below); ``tokens(S)``: what the set's schemas add to every step. Sets are added greedily
+``search``: what a search step costs (the schemas it returns, ``results`` of them of the
+size the learnable tools have, written to the cache; and re-reading the listing);
+``steps``: model calls per session (``ToolPriors.steps``); ``listing``: the listing's
+tokens with nothing learned; ``room(cov)``: what is left of it (below); ``tokens(S)``:
+what the set's schemas add to every step. Sets are added greedily
 while the gain grows, within ``EAGER_SHARE`` of the budget and only sets whose share is at
 least ``MIN_SET_SHARE``: a set few sessions use is not sent.
 
@@ -263,18 +264,19 @@ def consider(
     *,
     priors: ToolPriors,
     modes: Mapping[str, Placement],
-    costs: Callable[[str], float | None],
+    costs: Callable[[str], tuple[float, float] | None],
     budget: int,
-    gamma: float,
+    results: int,
     learn_eager: bool,
 ) -> Learned:
     """Revise ``view`` for a session placed as ``modes`` (before learning) and return
-    what it holds. ``costs(name)``: what the tool's schema adds to a step (None: not
-    known); ``budget``: the listing budget (0: no limit); ``gamma``: what a search step
-    costs beyond re-reading the listing; ``learn_eager``: whether learning may place
+    what it holds. ``costs(name)``: what the tool's schema adds to a step when eager,
+    and its whole definition as a search returns it (None: not known); ``budget``: the listing budget (0: no limit); ``results``: how many schemas
+    a search returns; ``learn_eager``: whether learning may place
     tools eager (``prior_eager``)."""
     free = set(OWN_TOOLS)
     eligible: dict[str, float] = {}
+    sizes: list[float] = []
     for name in {t for tools in priors.sets for t in tools} if learn_eager else ():
         placement = modes.get(name)
         if placement is None:
@@ -284,11 +286,15 @@ def consider(
         elif placement.source.yields_to_priors:
             c = costs(name)
             if c is not None:
-                eligible[name] = c
+                eligible[name] = c[0]
+                sizes.append(c[1])
     sets = strip(priors.sets, free, eligible, priors.sessions) if learn_eager else {}
     listing = float(view.listing_tokens if view.listing_tokens is not None else budget or FALLBACK_LISTING)
     steps = priors.steps or DEFAULT_STEPS
-    economy = Economy(steps=steps, search=gamma + CACHE_READ * listing, listing=listing, budget=float(budget))
+    # a search step writes what it found into the cache and re-reads the listing
+    found = results * (sum(sizes) / len(sizes) if sizes else 0.0)
+    search = CACHE_WRITE * found + CACHE_READ * listing
+    economy = Economy(steps=steps, search=search, listing=listing, budget=float(budget))
     pick = choose(eligible, sets, economy) if sets else Choice()
     room = economy.room(pick.coverage)
     shrinks = (bool(pick.names) or pick.coverage > 0) and room < listing

@@ -40,6 +40,7 @@ from greenroom import (
     count_tokens,
     hookimpl,
 )
+from greenroom.kit import descriptor_cost
 from greenroom_deferred.catalog import agent_tools, find_descriptor, grouped_names, keep_deferred
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.costs import cost
@@ -152,9 +153,9 @@ class DeferredToolsPlugin(Plugin):
     def _learned(self, ctx: RunContext, plan: Plan) -> Learned:
         """What learning puts into this session's prefix (``learning.consider``)."""
 
-        def schema_cost(name: str) -> float | None:
+        def schema_cost(name: str) -> tuple[float, float] | None:
             d = find_descriptor(ctx, name)
-            return None if d is None else cost(d, "tokens").savings
+            return None if d is None else (cost(d, "tokens").savings, float(descriptor_cost(d, "definition_tokens")))
 
         cfg = self.config
         view = ctx.profile_state[LearnedView]
@@ -174,7 +175,7 @@ class DeferredToolsPlugin(Plugin):
             modes=plan.modes,
             costs=schema_cost,
             budget=cfg.listing_budget,
-            gamma=cfg.retention.gamma,
+            results=cfg.max_results,
             learn_eager=cfg.prior_eager,
         )
 
