@@ -279,7 +279,7 @@ def ranking_loo() -> str:
         f"Recall@5 over the default lexical ranking's, mean of the full and keywords forms ({sizes}); "
         f"weights keyword / bm25 / embedding, keyword in {s['keyword']}, embedding in {s['embedding']}"
     )
-    head = ["left out", "chosen on the others", "its score left out", "shipped weights", "best on it"]
+    head = ["left out", "chosen on the others", "its score left out", "weights before", "best on it"]
     chosen = ", ".join(f"{n} {ratio(v)}" for n, v in f["chosen_scores"].items())
     shipped = f"{weights(f['shipped'])}"
     tail = (

@@ -270,10 +270,10 @@ def consider(
     learn_eager: bool,
 ) -> Learned:
     """Revise ``view`` for a session placed as ``modes`` (before learning) and return
-    what it holds. ``costs(name)``: what the tool's schema adds to a step when eager,
-    and its whole definition as a search returns it (None: not known); ``budget``: the listing budget (0: no limit); ``results``: how many schemas
-    a search returns; ``learn_eager``: whether learning may place
-    tools eager (``prior_eager``)."""
+    what it holds. ``costs(name)``: what the tool's schema adds to a step when eager, and
+    its whole definition as a search returns it (None: not known); ``budget``: the listing
+    budget (0: no limit); ``results``: how many schemas a search returns; ``learn_eager``:
+    whether learning may place tools eager (``prior_eager``)."""
     free = set(OWN_TOOLS)
     eligible: dict[str, float] = {}
     sizes: list[float] = []
