@@ -18,7 +18,7 @@ differ from what the code gives today).
 
 The benchmarks: ``tokens.py --figures`` (tokens), ``sessions.py --figures``
 (session_costs), ``eval_priors.py --figures`` (eval_priors), ``priors.py --figures``
-(priors_stores), ``results.py --figures`` (results).
+(priors_stores), ``results.py --figures`` (results), ``ranking_loo.py --figures`` (ranking_loo).
 """
 
 from __future__ import annotations
@@ -310,6 +310,43 @@ def result_totals() -> list[tuple[dict[str, Any], dict[str, int]]]:
     return [(s, {k: sum(c[k] for c in s["calls"]) for k in ("before", "after")}) for s in servers]
 
 
+# ----------------------------------------------------------------------------- ranking
+
+
+def ranking_loo() -> str:
+    f = load("ranking_loo")
+    s = f["settings"]
+
+    def weights(w: dict[str, float]) -> str:
+        return f"{w['keyword']:g} / {w['bm25']:g} / {w['embedding']:g}"
+
+    rows = [
+        [
+            fold["held_out"],
+            weights(fold["chosen"]),
+            ratio(fold["held_out_score"]),
+            ratio(fold["shipped_score"]),
+            f"{weights(fold['best'])}: {ratio(fold['best_score'])}",
+        ]
+        for fold in f["folds"]
+    ]
+    sizes = ", ".join(f"{n} {d['queries']} queries" for n, d in f["datasets"].items())
+    text = (
+        f"Recall@5 over the default lexical ranking's, mean of the full and keywords forms ({sizes}); "
+        f"weights keyword / bm25 / embedding, keyword in {s['keyword']}, embedding in {s['embedding']}"
+    )
+    head = ["left out", "chosen on the others", "its score left out", "weights before", "best on it"]
+    chosen = ", ".join(f"{n} {ratio(v)}" for n, v in f["chosen_scores"].items())
+    shipped = f"{weights(f['shipped'])}"
+    tail = (
+        f"\nWeights whose worst dataset scores best: **{weights(f['chosen'])}** ({chosen}); "
+        f"the preset's weights before: {shipped}"
+    )
+    if f["shipped_scores"] is not None:
+        tail += " (" + ", ".join(f"{n} {ratio(v)}" for n, v in f["shipped_scores"].items()) + ")"
+    return caption(text, "ranking_loo", "ranking_loo.py") + table(head, rows) + tail + ".\n"
+
+
 # ----------------------------------------------------------------------------- README
 
 
@@ -375,6 +412,7 @@ RENDERERS: dict[str, Callable[[], str]] = {
     "priors-stores": priors_stores,
     "readme-measured": readme_measured,
     "results": results,
+    "ranking-loo": ranking_loo,
 }
 """Every marked table by name -> how it is rendered from ``docs/figures/``."""
 

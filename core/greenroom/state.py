@@ -150,9 +150,28 @@ class ToolUsage:
 
     steps: int = 0
     calls: dict[int, list[str]] = attrs.field(factory=dict)
+    searches: list[tuple[int, str, tuple[str, ...]]] = attrs.field(factory=list)
+    """The run's tool searches: (step, query, the tools it named), at most ``MAX_SEARCHES``."""
+
+    MAX_SEARCHES = 256
 
     def record(self, step: int, name: str) -> None:
         self.calls.setdefault(step, []).append(name)
+
+    def record_search(self, step: int, query: str, found: tuple[str, ...]) -> None:
+        """A search the model made and the tools it named (a search plugin records it)."""
+        if len(self.searches) < self.MAX_SEARCHES:
+            self.searches.append((step, query, found))
+
+    def failed_searches(self) -> list[tuple[str, tuple[str, ...]]]:
+        """(query, found) of the searches after which no tool they named was called in the
+        run: they found nothing, or nothing the model went on to use."""
+        out = []
+        for step, query, found in self.searches:
+            later = {n for s, names in self.calls.items() if s >= step for n in names}
+            if not later.intersection(found):
+                out.append((query, found))
+        return out
 
     def called_in(self, step: int) -> set[str]:
         return set(self.calls.get(step, ()))
@@ -180,13 +199,20 @@ class ToolPriors:
     """Per-agent learned use probability of each tool (profile scope).
 
     ``p`` is the probability that the tool is called in a given step; ``sessions`` is how
-    many sessions went into it; ``loaded`` says whether a store filled it.
+    many sessions went into it; ``loaded`` says whether a store filled it. ``sets`` says
+    which tools are used *together*: for each set of tools one or more recent sessions
+    called (exactly those), the share of sessions that did (an EWMA like ``p``; the sets
+    a store keeps are bounded, so the shares may sum to less than 1); empty when the store
+    does not know (an older document). ``steps`` is the mean number of model calls per
+    session (0: not known).
     """
 
     p: dict[str, float] = attrs.field(factory=dict)
     sessions: int = 0
     loaded: bool = False
     default: float = 0.01
+    sets: dict[frozenset[str], float] = attrs.field(factory=dict)
+    steps: float = 0.0
 
     def get(self, name: str) -> float:
         return self.p.get(name, self.default)

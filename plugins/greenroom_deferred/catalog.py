@@ -25,6 +25,7 @@ _KEPT = 8  # derived lists kept per kind: a few runtimes and sessions in one pro
 _agent: IdentityMemo[Sequence[ToolDescriptor]] = IdentityMemo(_KEPT, weak=True)
 _deferred: IdentityMemo[list[ToolDescriptor]] = IdentityMemo(_KEPT, weak=True)
 _grouped: IdentityMemo[tuple[frozenset[str], frozenset[str]]] = IdentityMemo(_KEPT, weak=True)
+_searched: IdentityMemo[Sequence[ToolDescriptor]] = IdentityMemo(_KEPT, weak=True)
 
 
 def agent_tools(ctx: RunContext) -> Sequence[ToolDescriptor]:
@@ -37,6 +38,20 @@ def agent_tools(ctx: RunContext) -> Sequence[ToolDescriptor]:
     if any(name in catalog.by_name for name in OWN_TOOLS):
         return _agent.put((catalog,), tuple(d for d in catalog if d.name not in OWN_TOOLS))
     return _agent.put((catalog,), tuple(catalog))  # none of its own: a copy at C speed
+
+
+def searched_tools(ctx: RunContext) -> Sequence[ToolDescriptor]:
+    """The tools a keyword search ranks: the agent's, but for those never deferred (sent
+    on every request, as a plugin's own read tool is), which the model has in view
+    anyway. The same set ``greenroom rank index`` indexes for the catalog, so a run's
+    first search finds its indexes built."""
+    tools = agent_tools(ctx)
+    hit = _searched.lookup((tools,))
+    if hit is not None:
+        return hit[0]
+    if any(d.deferrable == "never" for d in tools):
+        return _searched.put((tools,), tuple(d for d in tools if d.deferrable != "never"))
+    return _searched.put((tools,), tools)
 
 
 def deferred_tools(ctx: RunContext, st: DeferralState) -> Sequence[ToolDescriptor]:
@@ -117,3 +132,8 @@ def group_members(ctx: RunContext, wanted: str) -> tuple[list[ToolDescriptor] | 
     if wanted in by_group and wanted:
         return by_group[wanted], wanted
     return None, wanted
+
+
+def group_sizes(ctx: RunContext) -> dict[str, int]:
+    """How many tools each group of the agent's tools has (tool groups and domains)."""
+    return {g: len(tools) for g, tools in _by_group(ctx).items() if g}

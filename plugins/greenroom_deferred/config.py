@@ -71,9 +71,14 @@ class DeferredConfig:
         listing: How deferred tools are listed in the system prompt: ``descriptions``
             (name and first line, grouped), ``names``, or ``groups`` (each group with
             its count, and names only as far as the budget allows).
-        listing_budget: Most tokens the listing may take (0: no limit). A listing over
-            it steps down to names only, then to every group with its count and as
-            many names as fit (learned priors first, then spread across groups).
+        listing_budget: The budget, in tokens, of what the plugin adds to the prompt
+            prefix (0: no limit): the listing, and with learned priors the learned eager
+            schemas (at most half of it); a search's schemas take at most a quarter of
+            it. The listing also never costs more than a quarter of the schemas it
+            stands for. A listing over its budget steps down to names only, then to
+            every group with its count and as many names as fit (learned ones first,
+            then spread across groups); it shrinks further as a learned eager set covers
+            more sessions.
         rules: Ordered placement rules; the first match wins.
         default_mode: Mode of a tool that no rule matches.
         never_defer: Tools that always keep their full schema.
@@ -82,8 +87,10 @@ class DeferredConfig:
         savings_measure: ``tokens`` (exact o200k counts) or ``chars4`` (len/4, as the
             reference formula) for the activation threshold; both are reported.
         max_results: Results per ToolSearch call.
-        prior_eager: Start a tool eager when its learned use probability exceeds its
-            breakeven frequency.
+        prior_eager: Let learning start tools eager: the set of tools that covers the
+            most sessions for what it costs (a session is covered when every tool it
+            calls is sent), and shrink the listing for the sessions it covers. false:
+            learning only orders the listing's names and boosts search.
         browse_limit: Names listed by an empty query or a search that found nothing.
         retention: The re-deferral model (inject strategy).
     """

@@ -19,7 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Literal
 
 from greenroom import GroupView, ToolDescriptor, count_tokens
-from greenroom.kit import count_tokens_upto
+from greenroom.kit import count_tokens_upto, descriptor_costs
 
 SECTION_KEY = "deferred-tools"
 
@@ -57,6 +57,32 @@ def budgeted_listing(
         if count_tokens_upto(text, budget) is not None:
             return text
     return structured_listing(deferred, budget=budget, hint=hint, groups=groups, priority=priority or {})
+
+
+LISTING_SHARE = 4
+"""The listing never costs more than 1/LISTING_SHARE of the schemas it stands for (nor
+less than 1/LISTING_FLOOR of its budget): what greenroom adds stays well below what it
+saves, however small the tools are."""
+LISTING_FLOOR = 8
+
+
+def listing_budget(deferred: Sequence[ToolDescriptor], budget: int) -> int:
+    """The listing's budget: ``budget`` (0: no limit), and at most 1/LISTING_SHARE of
+    what sending every deferred tool's schema would cost, but not below 1/LISTING_FLOOR
+    of ``budget`` (a small catalog keeps its groups' lines). The schemas are counted only
+    until they pass ``LISTING_SHARE`` times the budget (past it, the budget is the bound),
+    so a catalog of any size costs a few chunks."""
+    if not budget:
+        return 0
+    enough = budget * LISTING_SHARE
+    total = done = 0
+    size = 64
+    while done < len(deferred) and total <= enough:
+        chunk = deferred[done : done + size]
+        total += sum(descriptor_costs(chunk, "definition_tokens"))
+        done += len(chunk)
+        size *= 2
+    return budget if total > enough else max(budget // LISTING_FLOOR, total // LISTING_SHARE)
 
 
 _MAX_CHARS_PER_TOKEN = 8

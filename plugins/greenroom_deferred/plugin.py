@@ -37,13 +37,18 @@ from greenroom import (
     ToolPlacement,
     ToolResult,
     ToolSet,
+    count_tokens,
     hookimpl,
 )
-from greenroom_deferred.catalog import agent_tools, grouped_names, keep_deferred
+from greenroom.kit import descriptor_cost
+from greenroom_deferred.catalog import agent_tools, find_descriptor, grouped_names, keep_deferred
 from greenroom_deferred.config import DeferredConfig
+from greenroom_deferred.costs import cost
 from greenroom_deferred.descriptors import OWN_TOOLS
 from greenroom_deferred.events import ListingRebuilt, SearchPerformed
-from greenroom_deferred.placement import LearnedView, initial, place
+from greenroom_deferred.listing import budgeted_listing, listing_budget
+from greenroom_deferred.placing.learning import Learned, LearnedView, consider
+from greenroom_deferred.placing.rules import Plan, initial, place, with_learned
 from greenroom_deferred.run_state import DeferralRun, run_strategy
 from greenroom_deferred.state import DeferralState, forget_hidden, upgrade_saved_state
 from greenroom_deferred.strategies import Dispatch, Strategy, configured, for_run
@@ -124,17 +129,10 @@ class DeferredToolsPlugin(Plugin):
             return
         run.settled = True
         if not st.placed:
-            view = ctx.profile_state[LearnedView]
-            plan = place(
-                agent_tools(ctx),
-                grouped=grouped_names(ctx, deferred_only=True),
-                config=self.config,
-                priors=ctx.priors,
-                kept=view.eager or (),
-                held=view.held(),
-            )
+            plan = place(agent_tools(ctx), grouped=grouped_names(ctx, deferred_only=True), config=self.config)
             if ctx.priors.loaded:
-                view.settle(plan, ctx.priors.p)
+                learned = self._learned(ctx, plan)
+                plan = with_learned(plan, learned.eager, ctx.priors)
             st.modes = plan.modes
             st.revision += 1
             st.active, st.activation = plan.activation.active, plan.activation.why
@@ -151,6 +149,35 @@ class DeferredToolsPlugin(Plugin):
             strategy.forget_sent()
             shown = tuple(stale[: ListingRebuilt.SHOWN])
             ctx.emit(ListingRebuilt(step=ctx.step, hidden=shown, count=len(stale)))
+
+    def _learned(self, ctx: RunContext, plan: Plan) -> Learned:
+        """What learning puts into this session's prefix (``learning.consider``)."""
+
+        def schema_cost(name: str) -> tuple[float, float] | None:
+            d = find_descriptor(ctx, name)
+            return None if d is None else (cost(d, "tokens").savings, float(descriptor_cost(d, "definition_tokens")))
+
+        cfg = self.config
+        view = ctx.profile_state[LearnedView]
+        if view.listing_tokens is None and ctx.priors.sets:
+            # what a shrink of the listing saves: its size with nothing learned, rendered
+            # once (the strategy measures it again whenever it renders it whole)
+            grouped = grouped_names(ctx)
+            deferred = [d for d in plan.deferred if d.name not in grouped]
+            groups = list(ctx.groups.values())
+            hint = self.strategy(ctx).listing_hint
+            budget = listing_budget(plan.deferred, cfg.listing_budget)
+            text = budgeted_listing(deferred, style=cfg.listing, budget=budget, hint=hint, groups=groups)
+            view.listing_tokens = count_tokens(text)
+        return consider(
+            view,
+            priors=ctx.priors,
+            modes=plan.modes,
+            costs=schema_cost,
+            budget=cfg.listing_budget,
+            results=cfg.max_results,
+            learn_eager=cfg.prior_eager,
+        )
 
     @hookimpl
     def greenroom_before_inference(self, ctx: RunContext, request: RequestDraft) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import attrs
 
-from greenroom_deferred.retention import BetaState
+from greenroom_deferred.placing.retention import BetaState
 
 Mode = Literal["eager", "deferred"]
 

@@ -18,16 +18,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from greenroom import RequestDraft, RunContext, Scripting, SystemSection, ToolDescriptor
+from greenroom import RequestDraft, RunContext, Scripting, SystemSection, ToolDescriptor, count_tokens
 from greenroom.kit import IdentityMemo
 from greenroom_deferred.catalog import agent_tools, deferred_tools, find_descriptor, grouped_names
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.costs import cost
 from greenroom_deferred.descriptors import DISPATCH_TOOL, LOAD_TOOL, OWN_TOOLS, SEARCH_TOOL
 from greenroom_deferred.events import ToolDeferred, ToolPromoted
-from greenroom_deferred.listing import SECTION_KEY, budgeted_listing
-from greenroom_deferred.placement import LearnedView
-from greenroom_deferred.retention import BetaState, should_redefer
+from greenroom_deferred.listing import SECTION_KEY, budgeted_listing, listing_budget
+from greenroom_deferred.placing.learning import LearnedView
+from greenroom_deferred.placing.retention import BetaState, should_redefer
 from greenroom_deferred.state import DeferralState, Placement, PlacementSource
 
 
@@ -130,14 +130,19 @@ class Strategy:
         else:
             grouped = grouped_names(ctx)  # the group section names those already
             deferred = [d for d in deferred_all if d.name not in grouped] if grouped else deferred_all
+            view = ctx.profile_state[LearnedView]
+            # learning shrinks the listing as the sessions it covers need less of it
+            room = view.room
             text = budgeted_listing(
                 deferred,
                 style=self.config.listing,
-                budget=self.config.listing_budget,
+                budget=listing_budget(deferred_all, self.config.listing_budget) if room is None else room,
                 hint=self.listing_hint + scripts_line(ctx),
                 groups=list(ctx.groups.values()),
-                priority=ctx.profile_state[LearnedView].priority,
+                priority=view.priority,
             )
+            if room is None:  # what the listing costs with nothing learned: what a shrink saves
+                view.listing_tokens = count_tokens(text)
         return self._listing.put(key, text)
 
     @staticmethod

@@ -16,7 +16,7 @@ from typing import Any
 from greenroom import RunContext, SearchQuery, ToolCall, ToolCallContext, ToolDescriptor, ToolResult
 from greenroom.kit import compact_json, json_text, parse_json_object, resolve_select
 from greenroom_deferred import answers
-from greenroom_deferred.catalog import deferred_tools, domains, group_members
+from greenroom_deferred.catalog import deferred_tools, domains, group_members, group_sizes, searched_tools
 from greenroom_deferred.config import DeferredConfig
 from greenroom_deferred.descriptors import (
     CLIENT_SEARCH_CALL,
@@ -30,6 +30,10 @@ from greenroom_deferred.events import SearchPerformed
 from greenroom_deferred.run_state import run_strategy
 from greenroom_deferred.state import DeferralState, Placement, PlacementSource
 from greenroom_deferred.strategies import Strategy, script_tool
+
+SEARCH_SHARE = 4
+"""A search returns schemas of at most 1/SEARCH_SHARE of the listing budget (the names of
+the rest, for ``select:``): what greenroom adds to a session stays within one budget."""
 
 
 class RunTool:
@@ -104,28 +108,53 @@ class ToolSearch(RunTool):
             return _said(text)
         by_name = catalog.by_name
         missing: list[str] = []
+        confident = True
         if query.mode == "select":
             names, missing = resolve_select(query.names, by_name)
             scored = [(n, 1.0) for n in names]
         else:
-            ranked, _ = await run.search(query, deferred)
-            scored = [(s.name, s.score) for s in ranked]
+            # every tool the agent has is ranked, eager ones too: learning that made a tool
+            # eager must not hide it from a search (it is named, its schema is not repeated);
+            # a tool the query names exactly comes first
+            ranked, _ = await run.search(query, searched_tools(run))
+            exact = answers.named_in(query, by_name)
+            scored = [(n, 1.0) for n in exact] + [(s.name, s.score) for s in ranked if s.name not in exact]
+            scored = scored[: query.max_results]
+            confident = bool(exact) or (bool(scored) and answers.confident(query, by_name[scored[0][0]]))
         run.emit(
             SearchPerformed(
                 step=run.step, query=query.text, mode=query.mode, results=tuple(scored), missing=tuple(missing)
             )
         )
-        matched = [by_name[n] for n, _ in scored if n in by_name]
-        if not matched:
+        run.usage.record_search(run.step, query.text, tuple(n for n, _ in scored))
+        hits = [by_name[n] for n, _ in scored if n in by_name]
+        if not hits:
             return _said(answers.no_match(query, deferred, missing, self.config.browse_limit))
+        # what the model can call already (eager, or sent by the strategy): named, and its
+        # schema sent only when it was asked for by name
+        present = set() if query.mode == "select" else {d.name for d in hits if not st.is_deferred(d.name)}
+        matched = [d for d in hits if d.name not in present]
+        # a keyword search's schemas stay within their share of the budget; names asked for
+        # by ``select:`` are what the model wants, and come whole
+        matched, more = answers.within(matched, 0 if query.mode == "select" else self._result_budget())
         strategy = self.strategy(run)
-        names = [d.name for d in matched]
-        strategy.promote(run, st, names, f"search {query.text!r}")
+        strategy.promote(run, st, [d.name for d in matched], f"search {query.text!r}")
+        notes = []
+        if not confident:
+            notes.append(answers.unsure(query, hits, group_sizes(run)))
+        if present:
+            notes.append(answers.available(d.name for d in hits if d.name in present))
+        if more:
+            notes.append(answers.more(more))
         # a model that writes scripts reads each tool as its script calls it; a provider's
         # hosted search reads the schemas' lines, so those stay for it
         scripts = None if strategy.needs_hosted_search else script_tool(run)
-        text, rest = answers.found(matched, missing, strategy.call_hint, scripts)
+        text, rest = answers.found(matched, missing, strategy.call_hint, notes, scripts)
         return ToolResult(text, structured=answers.structured(rest, matched))
+
+    def _result_budget(self) -> int:
+        """Schema tokens one search may return: its share of the listing budget (0: no limit)."""
+        return self.config.listing_budget // SEARCH_SHARE
 
     def _group(self, run: RunContext, st: DeferralState, query: SearchQuery) -> ToolResult:
         """``group:NAME``: the names (and first lines) of one group's tools, no schemas."""

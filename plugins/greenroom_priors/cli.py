@@ -187,6 +187,37 @@ def show(
         Console().print(table)
 
 
+@priors_app.command("report")
+def report(
+    agent: AgentArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Tools per list (most and least used).")] = 10,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """What the agent's priors say: the tools used most and least, the tools never used
+    (with --config), the searches that found nothing it then used, and suggested
+    never_defer, rules and [tools.policy] denials, each with its evidence."""
+    # imported here: the report builds a runtime, which the other commands never need
+    import anyio
+
+    from greenroom_priors import report as reports
+
+    catalog = None
+    if config is not None and store is None:
+        try:
+            catalog = anyio.run(reports.catalog_of, config)
+        except Exception as exc:  # a config that cannot build: say so, as config check would
+            _fail(f"{config}: cannot build the agent's runtime to read its tools: {exc}")
+    with _open(store, config) as s:
+        doc = _load(s, agent)
+        found = reports.build(doc, agent=agent, store=describe(s), catalog=catalog, limit=limit)
+    if as_json:
+        typer.echo(json.dumps(found, indent=2))
+        return
+    reports.render(found, Console())
+
+
 @priors_app.command("list")
 def list_agents(store: StoreOpt = None, config: ConfigOpt = None) -> None:
     """The agents that have priors in the store."""

@@ -1,9 +1,14 @@
 """The priors document and the EWMA fold: pure functions, no I/O.
 
-A stored priors document (one per agent, format ``greenroom.priors/1``)::
+A stored priors document (one per agent, format ``greenroom.priors/2``)::
 
-    {"format": "greenroom.priors/1", "sessions": 12, "updated": "2025-01-31T09:00:00Z",
-     "tools": {"web_search": {"p": 0.41, "calls": 57, "last_used": "2025-01-31T09:00:00Z"}}}
+    {"format": "greenroom.priors/2", "sessions": 12, "updated": "2025-01-31T09:00:00Z",
+     "tools": {"web_search": {"p": 0.41, "calls": 57, "last_used": "2025-01-31T09:00:00Z"}},
+     "steps": 3.2, "sets": [{"tools": ["web_search"], "w": 0.35, "n": 6}],
+     "failed": [{"query": "refund an order", "count": 2, "last": "...", "found": ["..."]}]}
+
+``steps``, ``sets`` and ``failed`` are new in ``/2`` (``greenroom_priors.together``); a
+``greenroom.priors/1`` document still loads, with none of them, and is written back as ``/2``.
 
 At the end of each run the observed per-tool presence (share of steps in which the tool
 was called) is folded in with ``p_new = (1 - l) * p_old + l * p_run`` where
@@ -15,12 +20,16 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-FORMAT = "greenroom.priors/1"
+from greenroom_priors import together
+
+FORMAT = "greenroom.priors/2"
+FORMATS = ("greenroom.priors/1", FORMAT)
+"""The formats a document may have: every older one still loads."""
 DEFAULT_FLOOR = 0.1
 
 
@@ -82,15 +91,19 @@ class Observation:
         counts: Per called tool, how many times it was called.
         available: Tools the agent could have called; only used to decay known tools
             that were available but not called (``decay_unused``). None: no decay.
+        steps: The run's model calls (0: not known).
+        failed: The run's failed searches: (query, the tools it named).
     """
 
     presence: Mapping[str, float]
     counts: Mapping[str, int] = attrs.field(factory=dict)
     available: frozenset[str] | None = None
+    steps: int = 0
+    failed: Sequence[tuple[str, Sequence[str]]] = ()
 
 
 def empty_document() -> dict[str, Any]:
-    return {"format": FORMAT, "sessions": 0, "updated": None, "tools": {}}
+    return {"format": FORMAT, "sessions": 0, "updated": None, "tools": {}, "steps": 0.0, "sets": [], "failed": []}
 
 
 def check_document(doc: Any, where: str) -> dict[str, Any]:
@@ -98,7 +111,7 @@ def check_document(doc: Any, where: str) -> dict[str, Any]:
     origin in the error (store URL and agent, or the imported file)."""
     if not isinstance(doc, Mapping):
         raise DocumentError(f"{where}: expected a priors document (a JSON object), got {type(doc).__name__}")
-    if doc.get("format") != FORMAT:
+    if doc.get("format") not in FORMATS:
         raise DocumentError(
             f"{where}: not a greenroom priors document (format {doc.get('format')!r}, expected {FORMAT!r})"
         )
@@ -123,11 +136,20 @@ def check_document(doc: Any, where: str) -> dict[str, Any]:
             raise DocumentError(f"{where}: tools.{name}.last_used must be a timestamp string or null")
         out_tools[str(name)] = {"p": float(p), "calls": calls, "last_used": last}
     updated = doc.get("updated")
+    try:
+        steps = together.check_steps(doc.get("steps", 0.0))
+        sets = together.check_sets(doc.get("sets", []))
+        failed = together.check_failed(doc.get("failed", []))
+    except together.ShapeError as exc:
+        raise DocumentError(f"{where}: {exc}") from None
     return {
         "format": FORMAT,
         "sessions": sessions,
         "updated": updated if isinstance(updated, str) else None,
         "tools": out_tools,
+        "steps": steps,
+        "sets": sets,
+        "failed": failed,
     }
 
 
@@ -145,6 +167,7 @@ def fold_document(
     ``updated`` and as ``last_used`` of every tool called.
     """
     doc = check_document(current, where) if current is not None else empty_document()
+    lam = smoothing(doc["sessions"], floor)
     tools: dict[str, Any] = copy.deepcopy(doc["tools"])
     absent: Iterable[str] = ()
     if observation.available is not None:
@@ -156,7 +179,15 @@ def fold_document(
     for name in observation.presence:
         tools[name]["calls"] += int(observation.counts.get(name, 0))
         tools[name]["last_used"] = now
-    return {"format": FORMAT, "sessions": doc["sessions"] + 1, "updated": now, "tools": tools}
+    return {
+        "format": FORMAT,
+        "sessions": doc["sessions"] + 1,
+        "updated": now,
+        "tools": tools,
+        "steps": together.fold_steps(doc["steps"], observation.steps, lam),
+        "sets": together.fold_sets(doc["sets"], observation.presence, lam),
+        "failed": together.fold_failed(doc["failed"], observation.failed, now),
+    }
 
 
 def utc_now() -> str:

@@ -76,7 +76,7 @@ class StaleRun:
         steps = max(self.steps, 1)
         presence = {name: min(1.0, max(t.steps, 1) / steps) for name, t in self.tools.items() if t.calls > 0}
         counts = {name: t.calls for name, t in self.tools.items() if t.calls > 0}
-        return Observation(presence=presence, counts=counts, available=None)
+        return Observation(presence=presence, counts=counts, available=None, steps=self.steps)
 
 
 @attrs.frozen
@@ -166,7 +166,7 @@ def finish_change(observation: Observation, *, now: str, floor: float, where: st
         if not unfolded:
             return None
         presence = {**{name: 1.0 for name in unfolded}, **observation.presence}
-        seen = Observation(presence=presence, counts=dict(unfolded), available=observation.available)
+        seen = attrs.evolve(observation, presence=presence, counts=dict(unfolded))
         return fold_document(current, seen, now=now, floor=floor, where=where)
 
     return change

@@ -36,9 +36,11 @@ from greenroom import (
     Scope,
     StateRegistry,
     ToolCall,
+    ToolPriors,
     ToolResult,
     hookimpl,
 )
+from greenroom_priors import together
 from greenroom_priors.config import PriorsConfig, config_schema
 from greenroom_priors.events import PriorsLoaded, PriorsSaved
 from greenroom_priors.ewma import check_document, probabilities, utc_now
@@ -70,6 +72,15 @@ READY_FRESH = 5.0
 """Seconds a store's last answer stands for readiness, without asking it again."""
 READY_WAIT = 5.0
 """Seconds a readiness probe waits for the store at most (less within a shorter tool timeout)."""
+
+
+def fill(priors: ToolPriors, doc: Mapping[str, Any] | None) -> None:
+    """``priors`` as a checked document (None: no history) says."""
+    priors.p = probabilities(doc) if doc else {}
+    priors.sessions = int(doc["sessions"]) if doc else 0
+    priors.sets = together.usage_sets(doc) if doc else {}
+    priors.steps = float(doc["steps"]) if doc else 0.0
+    priors.loaded = True
 
 
 class PriorsPlugin(Plugin):
@@ -222,9 +233,7 @@ class PriorsPlugin(Plugin):
             ctx.emit(PriorsLoaded(agent_id=agent, tools=len(priors.p), sessions=priors.sessions, source=source))
             return
         self._begin(ctx, keeper)
-        priors.p = probabilities(doc) if doc else {}
-        priors.sessions = doc["sessions"] if doc else 0
-        priors.loaded = True
+        fill(priors, doc)
         ctx.emit(PriorsLoaded(agent_id=agent, tools=len(priors.p), sessions=priors.sessions, source=str(keeper)))
         await self._sweep(ctx, keeper)
 
@@ -307,6 +316,9 @@ class PriorsPlugin(Plugin):
             available=available,
             now=utc_now(),
             floor=self.config.min_smoothing,
+            failed=tuple(
+                (query[: together.MAX_QUERY], found[: together.MAX_FOUND]) for query, found in usage.failed_searches()
+            ),
         )
         try:
             saved = await anyio.to_thread.run_sync(keeper.save, run, ledger.spooled)
@@ -321,9 +333,7 @@ class PriorsPlugin(Plugin):
         if saved is not None:  # None: a sweep or an earlier save had folded all of it already
             where = f"{describe(keeper)}, agent {ctx.agent.id!r}"
             priors = ctx.priors
-            priors.p = probabilities(check_document(saved, where))
-            priors.sessions = int(saved["sessions"])
-            priors.loaded = True
+            fill(priors, check_document(saved, where))
             ctx.emit(PriorsSaved(agent_id=ctx.agent.id, tools=len(priors.p), sessions=priors.sessions))
         await self._sweep(ctx, keeper)
 

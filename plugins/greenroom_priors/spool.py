@@ -66,6 +66,8 @@ class SpooledRun:
     available: frozenset[str] | None = None
     now: str = ""
     floor: float = 0.1
+    failed: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The run's failed searches (an ended run's): (query, the tools it named)."""
 
     def waiting(self) -> dict[str, int]:
         """Per tool, the calls the store does not hold yet."""
@@ -83,7 +85,9 @@ class SpooledRun:
         """Into ``store`` (a worker thread): what was written, or None when nothing was."""
         where = f"{describe(store)}, agent {self.agent!r}"
         counts = {name: t.calls for name, t in self.tools.items()}
-        seen = Observation(presence=self.presence, counts=counts, available=self.available)
+        seen = Observation(
+            presence=self.presence, counts=counts, available=self.available, steps=self.steps, failed=self.failed
+        )
         now, floor = self.now, self.floor
         if not self.journal:
             return store.update(

@@ -253,7 +253,9 @@ class Scoping(Plugin):
 
     @hookimpl(tryfirst=True)
     def greenroom_run_start(self, ctx: Any) -> None:
-        ctx.profile_state.set(ToolPriors(p={"slack_get": 0.6}, sessions=3, loaded=True))
+        ctx.profile_state.set(
+            ToolPriors(p={"slack_get": 0.6}, sessions=3, loaded=True, sets={frozenset({"slack_get"}): 0.6})
+        )
 
 
 def responder(rec: Recorded) -> Reply:

@@ -1,29 +1,40 @@
-"""What learned priors put into the prompt prefix changes only at revisions (every
-REVISE_SESSIONS sessions, or at once while nothing is learned eager): between them every
-session gets the same learned-eager tools and listing; at a revision a tool learned eager
-stays inside a band below its breakeven."""
+"""What learning puts into the prompt prefix (``greenroom_deferred.placing.learning``): an eager
+*set* chosen by the sessions it covers; a listing that shrinks as the learned set covers
+more sessions and grows back when they leave it; and a prefix that changes only when
+that pays for a cache write, or at most once every REVISE_SESSIONS sessions (also with
+``prior_eager = false``)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from greenroom import Plugin, ToolDescriptor, ToolPriors, hookimpl
+from greenroom import Plugin, ToolDescriptor, ToolPriors, count_tokens, hookimpl
 from greenroom.tools import CatalogTool
-from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin, PlacementSource
-from greenroom_deferred.costs import cost
+from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin, PlacementSource, Rule
 from greenroom_deferred.listing import SECTION_KEY
-from greenroom_deferred.placement import KEEP_SHARE, REVISE_SESSIONS
-from greenroom_deferred.retention import breakeven
+from greenroom_deferred.placing.learning import REVISE_SESSIONS
 
 pytestmark = pytest.mark.anyio
 
 
-def catalog_tool(name: str, size: int) -> CatalogTool:
+def catalog_tool(name: str, size: int = 60, group: str | None = None) -> CatalogTool:
     schema = {"type": "object", "properties": {"x": {"type": "string", "description": "w " * size}}}
-    return CatalogTool(ToolDescriptor(name=name, description=f"Tool {name}.", parameters=schema), "test")
+    d = ToolDescriptor(name=name, description=f"Tool {name} does {name} things.", parameters=schema, group=group)
+    return CatalogTool(d, "test")
+
+
+def priors(sets: dict[frozenset[str], float], p: dict[str, float] | None = None) -> ToolPriors:
+    """What a store would load: each set's share of sessions, p from them unless given."""
+    if p is None:
+        p = {}
+        for tools, w in sets.items():
+            for t in tools:
+                p[t] = p.get(t, 0.0) + w / 2
+    return ToolPriors(p=p, sessions=50, loaded=True, sets=dict(sets), steps=3.0)
 
 
 class SessionPriors(Plugin):
@@ -32,81 +43,95 @@ class SessionPriors(Plugin):
     name = "session-priors"
     nonblocking = True
 
-    def __init__(self, priors: list[dict[str, float]]) -> None:
+    def __init__(self, seq: list[ToolPriors]) -> None:
         super().__init__()
-        self.next: Iterator[dict[str, float]] = iter(priors)
+        self.next: Iterator[ToolPriors] = iter(seq)
 
     @hookimpl(tryfirst=True)
     def greenroom_run_start(self, ctx: Any) -> None:
-        ctx.profile_state.set(ToolPriors(p=next(self.next), sessions=20, loaded=True))
+        ctx.profile_state.set(next(self.next))
 
 
-def breakeven_of(tool: CatalogTool) -> float:
-    c = cost(tool.descriptor, "tokens")
-    return breakeven(c.c, c.c_bar, DeferredConfig().retention.gamma)
-
-
-async def placements(make_runtime: Any, tools: list[CatalogTool], priors: list[dict[str, float]]) -> list[Any]:
-    rt = make_runtime(tools=tools, plugins=[SessionPriors(priors), DeferredToolsPlugin(DeferredConfig(enabled=True))])
+async def sessions(make_runtime: Any, tools: list[CatalogTool], seq: list[ToolPriors], **cfg: Any) -> list[Any]:
+    """Per session: (eager tools sent, the listing's text, the session's placements)."""
+    plugin = DeferredToolsPlugin(DeferredConfig(enabled=True, **cfg))
+    rt = make_runtime(tools=tools, plugins=[SessionPriors(seq), plugin])
     out = []
-    for _ in priors:
+    for _ in seq:
         session = rt.session()
-        await rt.preview(session)
-        out.append(session.state[DeferralState].modes["t00"])
+        request = await rt.preview(session)
+        (section,) = [s for s in request.system if s.key == SECTION_KEY]
+        sent = {t.name for t in request.tools} - {"ToolSearch", "deferred_tool_call"}
+        out.append((sent, section.text, session.state[DeferralState].modes))
     return out
 
 
-async def test_learned_tools_change_only_at_revisions(make_runtime: Any) -> None:
-    tools = [catalog_tool(f"t{i:02d}", 60) for i in range(20)]
-    be = breakeven_of(tools[0])
-    above, inside, below = 1.5 * be, (1 + KEEP_SHARE) / 2 * be, 0.5 * KEEP_SHARE * be
-    # nothing learned: the first session revises at once, and finds nothing to start eager
-    # (a store with no history); the next one, with t00 above its breakeven, places it
-    seq = [{}, {"t00": above}] + [{"t00": below}] * (REVISE_SESSIONS - 1) + [{"t00": inside}, {"t00": below}]
-    seen = await placements(make_runtime, tools, seq)
-    assert seen[0].mode == "deferred"
-    assert (seen[1].mode, seen[1].source) == ("eager", PlacementSource.PRIOR)
-    # until the next revision it stays, whatever the priors say meanwhile
-    held = seen[2 : REVISE_SESSIONS + 1]
-    assert all(p.mode == "eager" and p.reason == seen[1].reason for p in held)
-    assert seen[1].reason.startswith("prior p=") and "> breakeven" in seen[1].reason
-    # the revision keeps it inside the band, the one after (REVISE_SESSIONS later) would
-    # drop it; the session right after the revision holds what the revision decided
-    revised = seen[REVISE_SESSIONS + 1]
-    assert revised.mode == "eager" and revised.reason.endswith("(kept eager)")
-    assert seen[REVISE_SESSIONS + 2].mode == "eager"
+def catalog(n: int = 600) -> list[CatalogTool]:
+    # groups of 20: a listing of every name would pass a small budget
+    return [catalog_tool(f"t{i:03d}", group=f"g{i // 20:02d}") for i in range(n)]
 
 
-async def test_below_the_band_a_revision_defers_it_again(make_runtime: Any) -> None:
-    tools = [catalog_tool(f"t{i:02d}", 60) for i in range(20)]
-    be = breakeven_of(tools[0])
-    seq = [{"t00": 1.5 * be}] + [{"t00": 0.5 * KEEP_SHARE * be}] * REVISE_SESSIONS
-    seen = await placements(make_runtime, tools, seq)
-    assert seen[0].mode == "eager"
-    assert seen[-1].mode == "deferred"  # the revision: below half its breakeven
-    # an agent that never had t00 eager does not start it inside the band
-    (fresh,) = await placements(make_runtime, tools, [{"t00": (1 + KEEP_SHARE) / 2 * be}])
-    assert fresh.mode == "deferred"
+A = frozenset({"t001", "t002"})
+B = frozenset({"t300", "t301"})
 
 
-async def test_the_listing_keeps_its_priorities_between_revisions(make_runtime: Any) -> None:
-    # large schemas (nothing clears its breakeven, so the view revises every session while
-    # nothing is eager) would hide this; give one small tool a high prior so one is eager
-    small = catalog_tool("t000", 10)
-    tools = [small, *(catalog_tool(f"t{i:03d}", 3000) for i in range(1, 300))]
-    learned = {"t000": 0.9}
-    # revisions at sessions 0, R and 2R (R = REVISE_SESSIONS); t250 is favoured from R + 1
-    seq = [learned] * (REVISE_SESSIONS + 1) + [{**learned, "t250": 0.5}] * REVISE_SESSIONS
-    plugin = DeferredToolsPlugin(DeferredConfig(enabled=True, listing="names", listing_budget=300))
-    rt = make_runtime(tools=tools, plugins=[SessionPriors(seq), plugin])
-    listings = []
-    for _ in seq:
-        request = await rt.preview(rt.session())
-        (section,) = [s for s in request.system if s.key == SECTION_KEY]
-        listings.append(section.text)
-        assert "t000" in {t.name for t in request.tools}
-    # the priors favour t250 from session R + 1 on; the listing follows at the next
-    # revision (2R), not before
-    assert len(set(listings[: 2 * REVISE_SESSIONS])) == 1
-    assert "t250" not in listings[0]
-    assert "t250" in listings[2 * REVISE_SESSIONS]
+async def test_the_eager_set_is_chosen_by_the_sessions_it_covers(make_runtime: Any) -> None:
+    tools = [*catalog(40), catalog_tool("ruled")]
+    sets = {
+        A: 0.6,  # most sessions call t001 and t002 together
+        frozenset({"t010", "ruled"}): 0.3,  # these also need a tool a rule keeps deferred
+        frozenset({"t020"}): 0.02,  # a set hardly any session calls
+    }
+    # per tool, t010 is used as much as t001: by its own use it would start eager
+    p = {"t001": 0.4, "t002": 0.4, "t010": 0.4, "t020": 0.3}
+    ((sent, _, modes),) = await sessions(make_runtime, tools, [priors(sets, p)], rules=(Rule("ruled", "deferred"),))
+    assert sent == set(A)
+    assert modes["t001"].source is PlacementSource.PRIOR
+    assert modes["t001"].detail.startswith("prior: an eager set covering 60% of recent sessions")
+    # a session with t010 searches for the ruled tool anyway; t020's set covers too few
+    assert modes["t010"].mode == modes["t020"].mode == "deferred"
+
+
+async def test_the_listing_shrinks_as_learning_grows_confident_and_grows_back(make_runtime: Any) -> None:
+    tools = catalog()
+    nothing = priors({})
+    confident = priors({A: 0.9, frozenset(): 0.05})
+    # then the sessions go elsewhere, each to tools few others use: nothing to learn
+    elsewhere = priors({A: 0.03, **{frozenset({f"t{400 + i}"}): 0.04 for i in range(22)}})
+    seq = [nothing, confident, confident, elsewhere, elsewhere]
+    seen = await sessions(make_runtime, tools, seq, listing="names", listing_budget=1500)
+    full, shrunk, held, back, _ = (count_tokens(text) for _, text, _ in seen)
+    assert seen[0][0] == set() and seen[1][0] == set(A)
+    # the first learned set pays at once: the listing steps down to the catalog's structure
+    assert shrunk < full / 3 and held == shrunk
+    assert "(20 tools)" in seen[1][1] and "more groups" in seen[1][1]
+    # the sessions left the learned set: the listing grows back at once
+    assert back == full and seen[3][0] == set()
+
+
+async def test_without_learned_placement_the_listing_changes_once_a_window_not_every_session(
+    make_runtime: Any,
+) -> None:
+    # the revision fault: with prior_eager = false nothing is learned eager, and the
+    # listing's priorities were taken again at every session
+    tools = catalog()
+    seq = [priors({}, {f"t{(100 + 7 * i + j) % 600:03d}": 0.9 - 0.01 * j for j in range(12)}) for i in range(25)]
+    seen = await sessions(make_runtime, tools, seq, listing="names", listing_budget=600, prior_eager=False)
+    listings = [text for _, text, _ in seen]
+    changes = sum(1 for a, b in itertools.pairwise(listings) if a != b)
+    assert changes <= len(seq) // REVISE_SESSIONS
+    assert all(sent == set() for sent, _, _ in seen)
+    # the priorities do follow, a window later
+    assert listings[0] != listings[-1]
+
+
+async def test_the_prefix_changes_only_when_the_saving_pays_for_a_cache_write(make_runtime: Any) -> None:
+    tools = catalog()
+    # the priors drift a little from session to session: the learned prefix stays
+    drift = [priors({A: share}) for share in (0.6, 0.62, 0.59, 0.61)]
+    # a new habit: worth a cache write at once, not a window later
+    habit = priors({frozenset({"t100", "t101"}): 0.9})
+    seen = await sessions(make_runtime, tools, [*drift, habit], listing="names", listing_budget=1500)
+    assert [sent for sent, _, _ in seen] == [set(A)] * len(drift) + [{"t100", "t101"}]
+    assert len({text for _, text, _ in seen[: len(drift)]}) == 1  # the same listing too: one prefix
+    assert seen[-1][1] != seen[0][1]

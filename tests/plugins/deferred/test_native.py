@@ -63,7 +63,9 @@ class Scoping(Plugin):
 
     @hookimpl(tryfirst=True)
     def greenroom_run_start(self, ctx: Any) -> None:
-        ctx.profile_state.set(ToolPriors(p={"weather_list": 0.7}, sessions=2, loaded=True))
+        ctx.profile_state.set(
+            ToolPriors(p={"weather_list": 0.7}, sessions=2, loaded=True, sets={frozenset({"weather_list"}): 0.7})
+        )
 
 
 def call(name: str, **args: Any) -> dict[str, Any]:
@@ -99,7 +101,7 @@ async def test_native_sends_every_visible_tool_and_marks_the_deferred_ones() -> 
     first, second = model.requests
     names = [t.name for t in first.tools]
     assert names == ["weather_get", "weather_list", "email_get", "email_list"]  # billing hidden, nothing added
-    # never_defer and a prior above breakeven stay eager; the rest are the provider's to find
+    # never_defer and a learned eager tool stay eager; the rest are the provider's to find
     assert first.deferred == {"weather_get", "email_list"}
     assert all(s.key != SECTION_KEY for s in first.system)
     assert (first.tools, first.system, first.deferred) == (second.tools, second.system, second.deferred)

@@ -161,14 +161,16 @@ async def test_learned_priors_start_frequent_tools_eager(make_runtime) -> None:
 
         @hookimpl(tryfirst=True)
         def greenroom_run_start(self, ctx: Any) -> None:
-            ctx.profile_state.set(ToolPriors(p={"t01": 0.6, "t02": 0.001}, sessions=3, loaded=True))
+            ctx.profile_state.set(
+                ToolPriors(p={"t01": 0.6, "t02": 0.001}, sessions=3, loaded=True, sets={frozenset({"t01"}): 0.6})
+            )
 
     tools = [catalog_tool(f"t{i:02d}") for i in range(20)]
     rt = make_runtime(tools=tools, plugins=[Priors(), DeferredToolsPlugin(DeferredConfig())])
     session = rt.session()
     await rt.preview(session)
     st = session.state[DeferralState]
-    assert st.modes["t01"].mode == "eager" and st.modes["t01"].reason.startswith("prior p=0.600 > breakeven")
+    assert st.modes["t01"].mode == "eager" and st.modes["t01"].reason.startswith("prior: an eager set covering 60%")
     assert st.modes["t01"].source is PlacementSource.PRIOR
     assert st.modes["t02"].mode == "deferred"
 
@@ -202,7 +204,9 @@ async def test_the_listing_names_exactly_the_tools_placed_deferred(make_runtime,
 
         @hookimpl(tryfirst=True)
         def greenroom_run_start(self, ctx: Any) -> None:
-            ctx.profile_state.set(ToolPriors(p=p, sessions=3, loaded=bool(p)))
+            ctx.profile_state.set(
+                ToolPriors(p=p, sessions=3, loaded=bool(p), sets={frozenset({n}): w for n, w in p.items()})
+            )
 
     tools = [catalog_tool(f"t{i:02d}", deferrable="always" if i == 3 else "automatic") for i in range(20)]
     rt = make_runtime(tools=tools, plugins=[Priors(), DeferredToolsPlugin(DeferredConfig(**cfg))])
@@ -214,3 +218,21 @@ async def test_the_listing_names_exactly_the_tools_placed_deferred(make_runtime,
     assert [line.split(" - ")[0] for line in section.text.splitlines() if line.startswith("t")] == listed
     sent = [d.name for d in request.tools]
     assert not set(listed) & set(sent) and set(st.eager()) <= set(sent)
+
+
+@pytest.mark.anyio
+async def test_the_listing_of_small_tools_costs_at_most_a_quarter_of_their_schemas(make_runtime) -> None:
+    from greenroom import count_tokens
+    from greenroom.kit import descriptor_costs
+    from greenroom_deferred.listing import SECTION_KEY
+
+    # 200 tools whose descriptions are most of what they are (like metatool's plugins)
+    params = {"type": "object", "properties": {"q": {"type": "string"}}}
+    about = "Helps with {} and everything around it, for anyone who asks about it."
+    tools = [CatalogTool(ToolDescriptor(f"Helper{i:03d}", about.format(f"topic {i}"), params), "t") for i in range(200)]
+    rt = make_runtime(tools=tools, plugins=[DeferredToolsPlugin(DeferredConfig(enabled=True))])
+    request = await rt.preview(rt.session())
+    (section,) = [s for s in request.system if s.key == SECTION_KEY]
+    schemas = sum(descriptor_costs([t.descriptor for t in tools], "definition_tokens"))
+    assert count_tokens(section.text) <= schemas / 4
+    assert all(t.descriptor.name in section.text for t in tools)  # by name: they fit

@@ -47,7 +47,7 @@ class Priors(Plugin):
 
     @hookimpl(tryfirst=True)
     def greenroom_run_start(self, ctx: Any) -> None:
-        ctx.profile_state.set(ToolPriors(p={"t01": 0.9}, sessions=3, loaded=True))
+        ctx.profile_state.set(ToolPriors(p={"t01": 0.9}, sessions=3, loaded=True, sets={frozenset({"t01"}): 0.9}))
 
 
 async def test_a_saved_session_keeps_each_source_and_loads_it_back(make_runtime, tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ async def test_inspect_reports_sources_through_the_hook_and_priors_say_prior(mak
     tools = {t["name"]: t for t in report["tools"]}
     assert (tools["t00"]["mode"], tools["t00"]["source"], tools["t00"]["reason"]) == ("eager", "rule", "rule 't00'")
     assert (tools["t01"]["mode"], tools["t01"]["source"]) == ("eager", "prior")
-    assert tools["t01"]["reason"].startswith("prior p=0.900 > breakeven")
+    assert tools["t01"]["reason"].startswith("prior: an eager set covering 90% of recent sessions")
     assert (tools["t02"]["mode"], tools["t02"]["source"], tools["t02"]["reason"]) == ("deferred", "default", "default")
     assert tools["ToolSearch"]["mode"] == "plugin" and tools["ToolSearch"]["source"] == "plugin"
 

@@ -1,5 +1,5 @@
 """Learned priors place every kind of tool: a tool of a group not loaded yet (an MCP
-server's, say) whose prior clears its breakeven starts eager, sent from the schema its
+server's, say) that learning puts in the eager set starts eager, sent from the schema its
 catalog holds, and its first call loads the group. Rules still win over priors."""
 
 from __future__ import annotations
@@ -43,7 +43,14 @@ class Learned(Plugin):
 
     @hookimpl(tryfirst=True)
     def greenroom_run_start(self, ctx: Any) -> None:
-        ctx.profile_state.set(ToolPriors(p={"srv_t03": 0.95, "srv_t04": 0.001}, sessions=7, loaded=True))
+        ctx.profile_state.set(
+            ToolPriors(
+                p={"srv_t03": 0.95, "srv_t04": 0.001},
+                sessions=7,
+                loaded=True,
+                sets={frozenset({"srv_t03"}): 0.95, frozenset({"srv_t04"}): 0.001},
+            )
+        )
 
 
 def runtime(make_runtime: Any, turns: list[Any], **config: Any) -> Any:
@@ -66,7 +73,7 @@ async def test_a_learned_group_tool_starts_eager_and_its_first_call_loads_the_gr
     (result,) = [m for m in session.messages if m.role == "tool"]
     assert result.content == "srv 3: hi" and not result.is_error
     placement = session.state[DeferralState].modes["srv_t03"]
-    assert placement.source is PlacementSource.PRIOR and placement.detail.startswith("prior p=0.950 > breakeven")
+    assert placement.source is PlacementSource.PRIOR and placement.detail.startswith("prior: an eager set covering 95%")
 
 
 async def test_a_rule_still_wins_over_priors(make_runtime) -> None:

@@ -9,7 +9,7 @@ import pytest
 from greenroom import events as ev
 from greenroom_deferred import BetaState, DeferralState, DeferredConfig, DeferredToolsPlugin, RetentionConfig, breakeven
 from greenroom_deferred.events import ToolDeferred
-from greenroom_deferred.retention import should_redefer
+from greenroom_deferred.placing.retention import should_redefer
 
 CFG = RetentionConfig()
 

@@ -130,3 +130,35 @@ def test_names_priors_favour_are_shown_with_their_groups_when_not_every_group_fi
     # without priors the same budget shows the groups' lines, and names only if room is left
     plain = budgeted_listing(tools, style="names", budget=BUDGET, hint="Search.")
     assert not any(name in plain for name in liked)
+
+
+async def test_at_100k_tools_learning_stays_within_the_one_budget_and_shrinks_the_listing(make_runtime: Any) -> None:
+    """What greenroom adds to the prefix (the listing and the learned eager schemas) stays
+    within ``listing_budget`` with priors too, and a learned set that covers most sessions
+    gives its room back: the listing shrinks."""
+    from greenroom import Plugin, ToolPriors, hookimpl
+    from greenroom.kit import descriptor_costs
+
+    descriptors = scale_catalog(SIZE)
+    tools = [CatalogTool(d, "scale") for d in descriptors]
+    habit = frozenset(d.name for d in descriptors[1000:1006])
+
+    class Learned(Plugin):
+        name = "learned"
+        nonblocking = True
+
+        @hookimpl(tryfirst=True)
+        def greenroom_run_start(self, ctx: Any) -> None:
+            ctx.profile_state.set(ToolPriors(p=dict.fromkeys(habit, 0.3), sessions=40, loaded=True, sets={habit: 0.9}))
+
+    sent = {}
+    for plugins in ([], [Learned()]):
+        rt = make_runtime(tools=tools, plugins=[*plugins, DeferredToolsPlugin(DeferredConfig())])
+        sent[bool(plugins)] = await rt.preview(rt.session())
+    plain, learned = sent[False], sent[True]
+    assert count_tokens(plain.system_text) <= BUDGET + 200  # the agent's own prompt aside
+    eager = [d for d in learned.tools if d.name in habit]
+    assert {d.name for d in eager} == habit
+    added = sum(descriptor_costs(eager, "definition_tokens")) + count_tokens(learned.system_text)
+    assert added <= BUDGET + 200
+    assert count_tokens(learned.system_text) < count_tokens(plain.system_text) / 3

@@ -60,4 +60,4 @@ async def test_a_tool_one_client_used_is_eager_for_the_next(tmp_path: Path) -> N
     report = await inspect_runtime(rt)
     row = next(r for r in report["tools"] if r["name"] == TOOL)
     assert (row["mode"], row["source"]) == ("eager", "prior")
-    assert row["reason"].startswith("prior p=1.000 > breakeven")
+    assert row["reason"].startswith("prior: an eager set covering 100% of recent sessions")

@@ -76,6 +76,9 @@ def test_fold_document_counts_calls_sessions_and_last_use() -> None:
         "sessions": 1,
         "updated": "T1",
         "tools": {"a": {"p": 0.5, "calls": 3, "last_used": "T1"}},
+        "steps": 0.0,
+        "sets": [{"tools": ["a"], "w": 1.0, "n": 1}],
+        "failed": [],
     }
     doc2 = fold_document(doc, Observation({"b": 1.0}, {"b": 1}), now="T2")
     assert doc2["sessions"] == 2
@@ -102,6 +105,9 @@ def test_fold_document_decays_available_unused_tools() -> None:
         ({"format": FORMAT, "sessions": 1, "tools": []}, "'tools'"),
         ({"format": FORMAT, "sessions": 1, "tools": {"a": {"p": 2}}}, "tools.a.p"),
         ({"format": FORMAT, "sessions": 1, "tools": {"a": {"p": 0.1, "calls": "x"}}}, "tools.a.calls"),
+        ({"format": FORMAT, "sessions": 1, "tools": {}, "sets": [{"tools": ["a"], "w": 3}]}, r"sets\[0\].w"),
+        ({"format": FORMAT, "sessions": 1, "tools": {}, "failed": [{"query": 1}]}, r"failed\[0\]"),
+        ({"format": FORMAT, "sessions": 1, "tools": {}, "steps": -1}, "'steps'"),
     ],
 )
 def test_check_document_names_the_problem(bad: object, words: str) -> None:
@@ -112,3 +118,49 @@ def test_check_document_names_the_problem(bad: object, words: str) -> None:
 def test_fold_document_refuses_a_foreign_document_instead_of_overwriting() -> None:
     with pytest.raises(DocumentError, match="not a greenroom priors document"):
         fold_document({"something": "else"}, Observation({"a": 1.0}), now="T")
+
+
+def test_a_version_1_document_still_loads_and_is_written_back_as_version_2() -> None:
+    old = {"format": "greenroom.priors/1", "sessions": 3, "updated": "T0", "tools": {"a": {"p": 0.5, "calls": 4}}}
+    doc = check_document(old, "where")
+    assert (doc["format"], doc["sets"], doc["failed"], doc["steps"]) == (FORMAT, [], [], 0.0)
+    assert doc["tools"]["a"]["p"] == 0.5
+    folded = fold_document(old, Observation({"a": 1.0}, {"a": 1}, steps=4), now="T1")
+    assert folded["format"] == FORMAT == "greenroom.priors/2" and folded["sessions"] == 4
+    assert folded["sets"] == [{"tools": ["a"], "w": pytest.approx(0.25), "n": 1}]  # l = 1/4
+    assert folded["steps"] == 4.0
+
+
+def test_sets_say_what_sessions_use_together_and_fold_like_p() -> None:
+    doc = None
+    for called in ({"a", "b"}, {"a", "b"}, {"c"}, {"a", "b"}):
+        doc = fold_document(doc, Observation({n: 1.0 for n in called}, steps=2), now="T")
+    assert doc is not None
+    sets = {tuple(e["tools"]): (e["w"], e["n"]) for e in doc["sets"]}
+    # the plain mean of 4 sessions: {a, b} in 3, {c} in 1
+    assert sets == {("a", "b"): (pytest.approx(0.75), 3), ("c",): (pytest.approx(0.25), 1)}
+    assert doc["steps"] == pytest.approx(2.0)
+
+
+def test_the_sets_kept_are_bounded_and_the_smallest_shares_go_first() -> None:
+    from greenroom_priors.together import MAX_SET_TOOLS, MAX_SETS
+
+    doc = None
+    for i in range(MAX_SETS + 10):
+        doc = fold_document(doc, Observation({f"t{i}": 1.0}), now="T")
+    doc = fold_document(doc, Observation({f"x{i}": 1.0 for i in range(MAX_SET_TOOLS + 1)}), now="T")
+    assert doc is not None and len(doc["sets"]) == MAX_SETS
+    kept = {e["tools"][0] for e in doc["sets"]}
+    assert f"t{MAX_SETS + 9}" in kept and "t0" not in kept  # the newest stay, the oldest went
+    assert all(len(e["tools"]) <= MAX_SET_TOOLS for e in doc["sets"])
+
+
+def test_failed_searches_are_counted_by_query_and_bounded() -> None:
+    from greenroom_priors.together import MAX_FAILED
+
+    doc = fold_document(None, Observation({}, failed=[("Refund  an ORDER", ("x",))]), now="T1")
+    doc = fold_document(doc, Observation({}, failed=[("refund an order", ())]), now="T2")
+    assert doc["failed"] == [{"query": "refund an order", "count": 2, "last": "T2", "found": []}]
+    many = [(f"query {i}", ()) for i in range(MAX_FAILED + 5)]
+    doc = fold_document(doc, Observation({}, failed=many), now="T3")
+    assert len(doc["failed"]) == MAX_FAILED

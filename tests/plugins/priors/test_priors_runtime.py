@@ -286,3 +286,42 @@ async def test_a_store_that_just_failed_is_not_retried_at_every_run_start(
     messages = [e.message for e in events.of(PluginWarning)]
     assert len(messages) == 2 and "not retried yet" in messages[1]
     assert [e.source for e in events.of(PriorsLoaded)] == ["defaults", "defaults"]
+
+
+async def test_what_sessions_use_together_and_how_long_they_are_reach_the_next_run(
+    build: Callable[..., Runtime], store_url: str, agent_id: str
+) -> None:
+    cfg = PriorsConfig(store=store_url)
+    for script in (SCRIPT, SCRIPT, [call("beta"), {"text": "ok"}]):
+        rt = build(script, config=cfg, agent=agent_id)
+        session = rt.session()
+        await session.run("hi")
+        await rt.aclose()
+    assert session.last_snapshot is not None
+    priors = session.last_snapshot[ToolPriors]
+    # two sessions of 3 steps calling alpha and beta, one of 2 steps calling beta alone
+    assert priors.sets == pytest.approx({frozenset({"alpha", "beta"}): 2 / 3, frozenset({"beta"}): 1 / 3})
+    assert priors.steps == pytest.approx(8 / 3)
+
+
+async def test_failed_searches_are_kept_in_the_agents_document(
+    build: Callable[..., Runtime], store_url: str, agent_id: str
+) -> None:
+    from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
+
+    def search(query: str) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "ToolSearch", "arguments": {"query": query}}]}
+
+    # one search found alpha and alpha was called; one found nothing it used; one nothing
+    script = [search("alpha"), call("alpha"), search("beta"), search("zebra crossing"), {"text": "done"}]
+    cfg = PriorsConfig(store=store_url)
+    for _ in range(2):
+        rt = build(script, config=cfg, agent=agent_id, plugins=[DeferredToolsPlugin(DeferredConfig(enabled=True))])
+        await rt.session().run("hi")
+        await rt.aclose()
+    store = _open(store_url)
+    doc = store.read(agent_id, KEY)
+    store.close()
+    assert doc is not None
+    failed = {e["query"]: (e["count"], e["found"]) for e in doc["failed"]}
+    assert failed == {"beta": (2, ["beta"]), "zebra crossing": (2, [])}

@@ -1,24 +1,12 @@
 """Where each tool starts, once per session, in this order: never_defer, the owner's
 policy, rules, deferred groups, the default mode; then the activation thresholds; then
-learned priors, which start a tool eager when its use probability clears its breakeven,
-if it was deferred by default or as a tool of a deferred group (a group or MCP tool is
-then sent from the schema its catalog or listing cache holds, and its first call loads
-the group), never against a rule or the owner's ``always``.
+learning, which starts eager the tools of the set it chose (``learning``), if they were
+deferred by default or as tools of a deferred group (a group or MCP tool is then sent
+from the schema its catalog or listing cache holds, and its first call loads the group),
+never against a rule or the owner's ``always``.
 
-``place`` is pure: descriptors, config and priors in, one ``Placement`` per tool out.
-
-What learned priors put into the prompt prefix changes only at revisions (``LearnedView``,
-kept per agent). Priors change after every session, and two things in the prefix follow
-them: the tools they start eager and the names a truncated listing shows first. Followed
-exactly, the prefix would change with nearly every session, and a provider's prompt
-cache would be written again each time (at 1.25x the input price) instead of read (at
-0.1x). So the learned-eager set and the listing's priorities are revised together, once
-every ``REVISE_SESSIONS`` sessions (and at once while the agent has no learned-eager tool,
-so the first ones show on the next session); in between, every session gets the same
-learned prefix. At a revision a tool joins when its prior clears its breakeven and stays
-while its prior is above ``KEEP_SHARE`` of it. The view lives in the runtime's profile
-state: one long-lived process (``greenroom serve``, ``greenroom eval``, an application)
-keeps it; separate ``greenroom run`` processes each place from the stored priors.
+``place`` and ``with_learned`` are pure: descriptors, config and the learned set in, one
+``Placement`` per tool out.
 """
 
 from __future__ import annotations
@@ -30,8 +18,7 @@ import attrs
 from greenroom import ToolDescriptor, ToolPriors
 from greenroom.kit import glob_matches as matches
 from greenroom_deferred.config import DeferredConfig
-from greenroom_deferred.costs import cost, costs
-from greenroom_deferred.retention import breakeven
+from greenroom_deferred.costs import costs
 from greenroom_deferred.state import Mode, Placement, PlacementSource
 
 
@@ -138,27 +125,14 @@ def activation(would_defer: Sequence[ToolDescriptor], visible: int, config: Defe
     return Activation(active, why, tokens, chars4)
 
 
-KEEP_SHARE = 0.5
-"""At a revision, a tool already learned eager stays eager while its prior is above this
-share of its breakeven (a tool joins only above the breakeven itself), so a tool whose
-prior hovers near the breakeven does not leave and come back at every revision."""
-
-
 def place(
     catalog: Sequence[ToolDescriptor],
     *,
     grouped: Collection[str],
     config: DeferredConfig,
-    priors: ToolPriors,
-    kept: Collection[str] = (),
-    held: Mapping[str, str] | None = None,
 ) -> Plan:
-    """Place every tool of ``catalog``; ``grouped`` names the tools of deferred groups.
-
-    Learned priors: with ``held`` (between revisions: tool -> the reason it was placed
-    for at the last revision) exactly those tools start eager by priors; else (a
-    revision) the tools whose prior clears their breakeven, and those of ``kept`` (eager
-    before) whose prior is above ``KEEP_SHARE`` of it."""
+    """Place every tool of ``catalog`` by the config and the thresholds; ``grouped`` names
+    the tools of deferred groups. Learning comes after (``with_learned``)."""
     shared: dict[tuple[Mode, str], Placement] = {}
     modes: dict[str, Placement] = {}
     would_defer: list[ToolDescriptor] = []
@@ -167,72 +141,31 @@ def place(
         if p.mode == "deferred":
             would_defer.append(d)
     act = activation(would_defer, len(catalog) + 1, config)  # + 1: the model sees ToolSearch too
-    learned: dict[str, float] = {}
     if not act.active:
         inactive = Placement("eager", PlacementSource.INACTIVE, f"inactive ({act.why})")
         for name, p in modes.items():
             if p.mode == "deferred" and not p.source.keeps_deferred:
                 modes[name] = inactive
-    if config.prior_eager and priors.loaded:
-        # also when deferral is inactive: a group's tools stay deferred then, and priors
-        # still start the ones the agent uses eager
-        named = held if held is not None else priors.p  # only these can start eager
-        for d in would_defer if named else ():  # none (an agent's first session): no pass over the tools
-            if d.name not in named or modes[d.name].mode != "deferred" or not modes[d.name].source.yields_to_priors:
-                continue
-            if held is not None:
-                modes[d.name] = Placement("eager", PlacementSource.PRIOR, held[d.name])
-                learned[d.name] = priors.get(d.name)
-                continue
-            prior = priors.p[d.name]
-            c = cost(d, "tokens")
-            be = breakeven(c.c, c.c_bar, config.retention.gamma)
-            if prior > be:
-                modes[d.name] = Placement("eager", PlacementSource.PRIOR, f"prior p={prior:.3f} > breakeven {be:.3f}")
-                learned[d.name] = prior
-            elif d.name in kept and prior > be * KEEP_SHARE:
-                why = f"prior p={prior:.3f} > {KEEP_SHARE:g} x breakeven {be:.3f} (kept eager)"
-                modes[d.name] = Placement("eager", PlacementSource.PRIOR, why)
-                learned[d.name] = prior
-    # only the thresholds and priors undo a deferral, never make one: while neither did,
-    # the tools placed deferred are the list counted above, not found by another pass
-    if not act.active or learned:
+        # only the thresholds undo a deferral here: the tools placed deferred are the list
+        # counted above, less those, not found by another pass
         would_defer = [d for d in would_defer if modes[d.name].mode == "deferred"]
-    return Plan(modes, act, learned, would_defer)
+    return Plan(modes, act, {}, would_defer)
 
 
-# ------------------------------------------------------------------ learned prefix, per agent
-
-REVISE_SESSIONS = 10
-"""Sessions between two revisions of an agent's learned prefix: at most one cache write of
-the prefix in that many sessions, for what priors learned meanwhile."""
-
-
-@attrs.define(eq=False)
-class LearnedView:
-    """Profile scope: the learned-eager tools in force for the agent, with the reason
-    each was placed for at the last revision (None before its first), the priorities its
-    listings use, and the sessions since the revision."""
-
-    eager: Mapping[str, str] | None = None
-    priority: Mapping[str, float] = attrs.field(factory=dict)
-    sessions: int = 0
-
-    @property
-    def due(self) -> bool:
-        """Whether this session revises the view: the first, one while nothing is learned
-        eager yet (so the first learned tools show at once), or every REVISE_SESSIONS."""
-        return not self.eager or self.sessions >= REVISE_SESSIONS
-
-    def held(self) -> Mapping[str, str] | None:
-        """What a session between revisions places eager (None: revise now)."""
-        return None if self.due else self.eager
-
-    def settle(self, plan: Plan, priors: Mapping[str, float]) -> None:
-        """Count a placed session; at a revision, take its learned set and the priors'
-        priorities."""
-        if self.due:
-            self.eager = {name: plan.modes[name].detail for name in plan.learned}
-            self.priority = dict(priors)
-            self.sessions = 0
-        self.sessions += 1
+def with_learned(plan: Plan, learned: Mapping[str, str], priors: ToolPriors) -> Plan:
+    """``plan`` with the tools of the learned set eager (``learned``: tool -> reason),
+    each that was deferred by default or as a tool of a deferred group. Also when
+    deferral is inactive: a group's tools stay deferred then, and learning still starts
+    the ones the agent uses eager."""
+    modes = plan.modes
+    taken: dict[str, float] = {}
+    for name, why in learned.items():
+        placement = modes.get(name)
+        if placement is None or placement.mode != "deferred" or not placement.source.yields_to_priors:
+            continue
+        modes[name] = Placement("eager", PlacementSource.PRIOR, why)
+        taken[name] = priors.get(name)
+    if not taken:
+        return plan
+    deferred = [d for d in plan.deferred if d.name not in taken]
+    return Plan(modes, plan.activation, taken, deferred)
