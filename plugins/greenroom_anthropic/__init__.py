@@ -1,8 +1,11 @@
 """The ``anthropic`` model provider: the Messages API through the official SDK, whole or
 streamed, with prompt-cache breakpoints placed after the stable prefix.
 
-``agent.model = "anthropic:claude-sonnet-4-5"``. The SDK is imported when a model is
-built, not when this package is, so ``greenroom plugins`` works without the extra.
+``agent.model = "anthropic:claude-sonnet-4-5"``, with ``pip install 'greenroom[anthropic]'``.
+A first-party plugin (entry point ``anthropic``) on the public provider API
+(``greenroom.SDKModel``, ``greenroom.kit``), as a third-party provider would be. The SDK is
+imported when a model is built, not when this package is, so ``greenroom plugins`` works
+without the extra.
 
 Anthropic caches a prompt prefix only up to an explicit ``cache_control`` breakpoint,
 and the prefix runs tools -> system -> messages. greenroom places (at most the four
@@ -31,7 +34,7 @@ docs/providers.md ("Anthropic") says what each does on the wire.
 
 from __future__ import annotations
 
-from greenroom.providers.anthropic.model import AnthropicModel
-from greenroom.providers.anthropic.plugin import KEY_ENV, AnthropicProvider, make_anthropic_model
+from greenroom_anthropic.model import AnthropicModel
+from greenroom_anthropic.plugin import KEY_ENV, AnthropicProvider, make_anthropic_model
 
 __all__ = ["KEY_ENV", "AnthropicModel", "AnthropicProvider", "make_anthropic_model"]

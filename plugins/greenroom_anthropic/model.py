@@ -7,15 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from greenroom.models import ModelRequest, ModelResponse
-from greenroom.providers._sdk import SDKModel, _endpoint
-from greenroom.providers.anthropic.programmatic import waiting_container
-from greenroom.providers.anthropic.request import deferred_on_wire, message_blocks, system_blocks, tool_blocks
-from greenroom.providers.anthropic.response import read_message
-from greenroom.providers.anthropic.settings import DEFAULT_MAX_TOKENS, AnthropicSettings
-from greenroom.providers.anthropic.stream import StreamAssembler, stream_error
-from greenroom.providers.errors import ProviderError
-from greenroom.providers.options import ProviderOptions
+from greenroom import ModelRequest, ModelResponse, ProviderError, ProviderOptions, SDKModel
+from greenroom.kit import error_endpoint
+from greenroom_anthropic.programmatic import waiting_container
+from greenroom_anthropic.request import deferred_on_wire, message_blocks, system_blocks, tool_blocks
+from greenroom_anthropic.response import read_message
+from greenroom_anthropic.settings import DEFAULT_MAX_TOKENS, AnthropicSettings
+from greenroom_anthropic.stream import StreamAssembler, stream_error
 
 
 class AnthropicModel(SDKModel):
@@ -93,7 +91,7 @@ class AnthropicModel(SDKModel):
     def translate(self, exc: Exception) -> ProviderError:
         """An SDK exception -> the ``ProviderError``; while streaming, an ``error`` event
         and a connection cut mid-stream too (``stream.stream_error``)."""
-        return stream_error(exc, self.sdk, self.model, _endpoint(exc)) or super().translate(exc)
+        return stream_error(exc, self.sdk, self.model, error_endpoint(exc)) or super().translate(exc)
 
     # ------------------------------------------------------------------ streaming
     def stream_reader(self, request: ModelRequest) -> StreamAssembler:

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from greenroom.models import Model
-from greenroom.plugins.discovery import Plugin, hookimpl
-from greenroom.providers.anthropic.model import AnthropicModel
-from greenroom.providers.anthropic.settings import EXTRA_KEYS, read_settings
-from greenroom.providers.options import missing_sdk, parse_provider_options
+from greenroom import Model, Plugin, hookimpl, parse_provider_options
+from greenroom.kit import missing_sdk
+from greenroom_anthropic.model import AnthropicModel
+from greenroom_anthropic.settings import EXTRA_KEYS, read_settings
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 

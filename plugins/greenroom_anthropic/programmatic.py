@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from greenroom.models import Message
+from greenroom import Message
 
 CODE_EXECUTION = "code_execution_20260120"
 """The code execution tool's version: the first that programmatic tool calling takes."""

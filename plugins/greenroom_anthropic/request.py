@@ -13,8 +13,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from greenroom.models import Message, ModelRequest
-from greenroom.providers._messages import (
+from greenroom import MediaPart, Message, ModelRequest, ToolDescriptor
+from greenroom.kit import (
     CLIENT_SEARCH_TOOL,
     SEARCH_DESCRIPTION,
     SEARCH_PARAMETERS,
@@ -22,9 +22,8 @@ from greenroom.providers._messages import (
     ordered_system,
     paired_messages,
 )
-from greenroom.providers.anthropic.programmatic import ALLOWED_CALLERS, CODE_TOOL, sent
-from greenroom.providers.anthropic.settings import IMAGE_TYPES, MAX_IMAGE_BYTES, AnthropicSettings
-from greenroom.tools import MediaPart, ToolDescriptor
+from greenroom_anthropic.programmatic import ALLOWED_CALLERS, CODE_TOOL, sent
+from greenroom_anthropic.settings import IMAGE_TYPES, MAX_IMAGE_BYTES, AnthropicSettings
 
 EMPTY_TURN = "(no content)"
 EMPTY_RESULT = "(no output)"

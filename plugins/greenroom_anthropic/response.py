@@ -15,10 +15,19 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from greenroom.models import HostedSearch, Message, ModelRequest, ModelResponse, ProviderContent, ToolCall, Usage
-from greenroom.providers._messages import parse_arguments
-from greenroom.providers.anthropic.programmatic import KEPT_RESULTS, from_code, with_container
-from greenroom.providers.errors import ProviderResponseError, ProviderToolCallError
+from greenroom import (
+    HostedSearch,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderContent,
+    ProviderResponseError,
+    ProviderToolCallError,
+    ToolCall,
+    Usage,
+)
+from greenroom.kit import parse_arguments
+from greenroom_anthropic.programmatic import KEPT_RESULTS, from_code, with_container
 
 KEPT_BLOCKS = frozenset({"server_tool_use", "tool_search_tool_result", "thinking", "redacted_thinking", *KEPT_RESULTS})
 """Block types that make a turn kept whole and replayed verbatim (a call the model's code

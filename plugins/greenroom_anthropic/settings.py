@@ -15,9 +15,8 @@ from typing import Any
 
 import attrs
 
-from greenroom.config import ConfigError
-from greenroom.providers.anthropic.programmatic import supported
-from greenroom.providers.options import ProviderOptions
+from greenroom import ConfigError, ProviderOptions
+from greenroom_anthropic.programmatic import supported
 
 DEFAULT_MAX_TOKENS = 4096
 """The Messages API requires ``max_tokens``; this is the default when the config has none."""

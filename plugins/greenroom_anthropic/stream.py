@@ -21,16 +21,17 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from greenroom._support.arguments import parse_json_object
-from greenroom.models import ModelRequest, ModelResponse
-from greenroom.providers.anthropic.response import read_message
-from greenroom.providers.errors import (
+from greenroom import (
+    ModelRequest,
+    ModelResponse,
     ProviderConnectionError,
     ProviderError,
     ProviderResponseError,
     ProviderTimeoutError,
     error_for_status,
 )
+from greenroom.kit import parse_json_object
+from greenroom_anthropic.response import read_message
 
 PROVIDER = "anthropic"
 
@@ -54,7 +55,7 @@ is retried like a 529."""
 class StreamAssembler:
     """One streamed attempt's events, one by one (as the SDK's ``to_dict`` gives them), ->
     the visible text each adds, and at the end the ``message`` they describe, read as a
-    whole response (a ``greenroom.providers.base.StreamReader``)."""
+    whole response (the stream reader ``greenroom.ProviderModel`` asks for)."""
 
     def __init__(self, request: ModelRequest, model: str = "") -> None:
         self.request = request

@@ -1,9 +1,11 @@
 """The ``openai`` model provider: Chat Completions (default) or the Responses API,
 through the official ``openai`` SDK, whole (``complete``) or streamed (``stream``).
 
-``agent.model = "openai:gpt-4o-mini"``. With ``[model] base_url`` it talks to any
-OpenAI-compatible server (vLLM, Ollama, LM Studio, llama.cpp, LiteLLM). The SDK is
-imported when a model is built, not when this package is, so ``greenroom plugins``
+``agent.model = "openai:gpt-4o-mini"``, with ``pip install 'greenroom[openai]'``. With
+``[model] base_url`` it talks to any OpenAI-compatible server (vLLM, Ollama, LM Studio,
+llama.cpp, LiteLLM). A first-party plugin (entry point ``openai``) on the public provider
+API (``greenroom.SDKModel``, ``greenroom.kit``), as a third-party provider would be. The SDK
+is imported when a model is built, not when this package is, so ``greenroom plugins``
 works without the ``openai`` extra.
 
 - ``settings``: the provider's own ``[model]`` keys and what each model family takes;
@@ -17,10 +19,10 @@ works without the ``openai`` extra.
 
 from __future__ import annotations
 
-from greenroom.providers.openai.chat import OpenAIChatModel
-from greenroom.providers.openai.plugin import KEY_ENV, OpenAIProvider, make_openai_model
-from greenroom.providers.openai.responses import OpenAIResponsesModel
-from greenroom.providers.openai.settings import OpenAISettings
+from greenroom_openai.chat import OpenAIChatModel
+from greenroom_openai.plugin import KEY_ENV, OpenAIProvider, make_openai_model
+from greenroom_openai.responses import OpenAIResponsesModel
+from greenroom_openai.settings import OpenAISettings
 
 __all__ = [
     "KEY_ENV",

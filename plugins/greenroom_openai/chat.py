@@ -20,13 +20,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from greenroom.models import Message, ModelRequest, ModelResponse, ToolCall, Usage
-from greenroom.providers._messages import ordered_system, paired_messages
-from greenroom.providers._sdk import SDKModel
-from greenroom.providers.errors import ProviderError, ProviderResponseError
-from greenroom.providers.openai.settings import OpenAISettings
-from greenroom.providers.openai.streams import ChatStream, stream_failure
-from greenroom.providers.openai.wire import (
+from greenroom import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ProviderOptions,
+    ProviderResponseError,
+    SDKModel,
+    ToolCall,
+    ToolDescriptor,
+    Usage,
+)
+from greenroom.kit import ordered_system, paired_messages
+from greenroom_openai.settings import OpenAISettings
+from greenroom_openai.streams import ChatStream, stream_failure
+from greenroom_openai.wire import (
     arguments_text,
     chat_media,
     chat_result_text,
@@ -36,8 +45,6 @@ from greenroom.providers.openai.wire import (
     text_of,
     tool_call,
 )
-from greenroom.providers.options import ProviderOptions
-from greenroom.tools import ToolDescriptor
 
 
 class OpenAIChatModel(SDKModel):

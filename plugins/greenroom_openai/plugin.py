@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from greenroom.models import Model
-from greenroom.plugins.discovery import Plugin, hookimpl
-from greenroom.providers.openai.chat import OpenAIChatModel
-from greenroom.providers.openai.responses import OpenAIResponsesModel
-from greenroom.providers.openai.settings import EXTRA_KEYS, read_settings
-from greenroom.providers.options import missing_sdk, parse_provider_options
+from greenroom import Model, Plugin, hookimpl, parse_provider_options
+from greenroom.kit import missing_sdk
+from greenroom_openai.chat import OpenAIChatModel
+from greenroom_openai.responses import OpenAIResponsesModel
+from greenroom_openai.settings import EXTRA_KEYS, read_settings
 
 KEY_ENV = "OPENAI_API_KEY"
 

@@ -22,17 +22,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from greenroom._support.memo import IdentityMemo
-from greenroom.models import HostedSearch, Message, ModelRequest, ModelResponse, ProviderContent, ToolCall, Usage
-from greenroom.providers._messages import CLIENT_SEARCH_TOOL, paired_messages, parse_arguments
-from greenroom.providers.errors import ProviderResponseError
-from greenroom.providers.openai.chat import OpenAIChatModel
-from greenroom.providers.openai.programmatic import ALLOWED_CALLERS, PROGRAMMATIC_TOOL, callers, from_program
-from greenroom.providers.openai.programmatic import ITEMS as PROGRAM_ITEMS
-from greenroom.providers.openai.search import on_wire, search_output, search_tools
-from greenroom.providers.openai.streams import ResponsesStream
-from greenroom.providers.openai.wire import arguments_text, function_fields, int_of, responses_output, tool_call
-from greenroom.tools import ToolDescriptor
+from greenroom import (
+    HostedSearch,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ProviderContent,
+    ProviderResponseError,
+    ToolCall,
+    ToolDescriptor,
+    Usage,
+)
+from greenroom.kit import CLIENT_SEARCH_TOOL, IdentityMemo, paired_messages, parse_arguments
+from greenroom_openai.chat import OpenAIChatModel
+from greenroom_openai.programmatic import ALLOWED_CALLERS, PROGRAMMATIC_TOOL, callers, from_program
+from greenroom_openai.programmatic import ITEMS as PROGRAM_ITEMS
+from greenroom_openai.search import on_wire, search_output, search_tools
+from greenroom_openai.streams import ResponsesStream
+from greenroom_openai.wire import arguments_text, function_fields, int_of, responses_output, tool_call
 
 ITEMS = "openai-responses"
 """``ProviderContent.provider`` of a turn kept as the Responses API's output items."""

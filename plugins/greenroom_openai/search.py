@@ -24,9 +24,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from greenroom.models import Message, ModelRequest
-from greenroom.providers._messages import SEARCH_DESCRIPTION, SEARCH_PARAMETERS, found_tools
-from greenroom.tools import ToolDescriptor
+from greenroom import Message, ModelRequest, ToolDescriptor
+from greenroom.kit import SEARCH_DESCRIPTION, SEARCH_PARAMETERS, found_tools
 
 Function = Callable[[ToolDescriptor], dict[str, Any]]
 """A tool -> its function definition as the tools array carries it."""

@@ -24,8 +24,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from greenroom.config import ConfigError
-from greenroom.providers.options import ProviderOptions
+from greenroom import ConfigError, ProviderOptions
 
 APIS = ("chat", "responses")
 SWITCHES = ("images", "audio", "strict_tools", "tool_search", "reasoning_items", "programmatic")

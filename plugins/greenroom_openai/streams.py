@@ -24,11 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from greenroom.models import ModelRequest, ModelResponse
-from greenroom.providers.errors import ProviderConnectionError, ProviderError, error_for_status
+from greenroom import ModelRequest, ModelResponse, ProviderConnectionError, ProviderError, error_for_status
 
 if TYPE_CHECKING:
-    from greenroom.providers.base import ProviderModel
+    from greenroom import ProviderModel
 
 PROVIDER = "openai"
 

@@ -8,13 +8,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from greenroom._support.memo import IdentityMemo
-from greenroom.models import Message, ToolCall
-from greenroom.providers._messages import parse_arguments
-from greenroom.providers.errors import ProviderToolCallError
-from greenroom.providers.openai.settings import OpenAISettings
-from greenroom.providers.openai.strict import strict_allowed
-from greenroom.tools import MediaPart, ToolDescriptor
+from greenroom import MediaPart, Message, ProviderToolCallError, ToolCall, ToolDescriptor
+from greenroom.kit import IdentityMemo, parse_arguments
+from greenroom_openai.settings import OpenAISettings
+from greenroom_openai.strict import strict_allowed
 
 PROVIDER = "openai"
 
