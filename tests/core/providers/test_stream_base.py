@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import attrs
 import pytest
-from fake_llm_server import SleepRecorder
+from support.fake_llm_server import SleepRecorder
 
 from greenroom.models import Message, ModelRequest, ModelResponse, StreamItem, TextDelta
 from greenroom.providers import ProviderConnectionError, ProviderModel, ProviderTimeoutError

@@ -12,7 +12,7 @@ import anyio
 import anyio.to_thread
 import attrs
 import pytest
-from fake_llm_server import (
+from support.fake_llm_server import (
     ANTHROPIC_KEY_ENV,
     FakeLLMServer,
     Reply,
@@ -31,8 +31,8 @@ from greenroom.providers import (
     ProviderServerError,
     ProviderTimeoutError,
 )
-from greenroom.providers.anthropic import AnthropicProvider, make_anthropic_model
 from greenroom.tools import ToolDescriptor
+from greenroom_anthropic import AnthropicProvider, make_anthropic_model
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fake_llm_server import (
+from support.fake_llm_server import (
     ANTHROPIC_KEY_ENV,
     FakeLLMServer,
     Recorded,
@@ -29,10 +29,10 @@ from greenroom.config import AgentConfig
 from greenroom.models import Message, ModelRequest, SystemSection, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers._messages import CLIENT_SEARCH_TOOL, SEARCH_DESCRIPTION, SEARCH_PARAMETERS
-from greenroom.providers.anthropic import AnthropicProvider
 from greenroom.run.runtime import Runtime
 from greenroom.tokens.accounting import RequestAccounting
 from greenroom.tools import ToolDescriptor, tool
+from greenroom_anthropic import AnthropicProvider
 from greenroom_deferred import DeferredConfig, DeferredToolsPlugin
 from greenroom_deferred.events import SearchPerformed
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import attrs
 import pytest
-from fake_llm_server import ANTHROPIC_KEY_ENV, SSE, FakeLLMServer, Reply, SleepRecorder, anthropic_message
+from support.fake_llm_server import ANTHROPIC_KEY_ENV, SSE, FakeLLMServer, Reply, SleepRecorder, anthropic_message
 
 from greenroom.config import ConfigError
 from greenroom.models import Message, ModelRequest, SystemSection, ToolCall
-from greenroom.providers.anthropic import make_anthropic_model
 from greenroom.tools import MediaPart, ToolDescriptor
+from greenroom_anthropic import make_anthropic_model
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 import pytest
-from fake_llm_server import (
+from support.fake_llm_server import (
     ANTHROPIC_KEY_ENV,
     FakeLLMServer,
     Recorded,
@@ -32,9 +32,9 @@ from greenroom.compose.build import build_model
 from greenroom.config import AgentConfig, ConfigError
 from greenroom.models import Message, ModelRequest, ProviderContent, SystemSection, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
-from greenroom.providers.anthropic import AnthropicProvider, make_anthropic_model
 from greenroom.run.runtime import Runtime
 from greenroom.tools import ToolDescriptor, tool
+from greenroom_anthropic import AnthropicProvider, make_anthropic_model
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
 from greenroom_deferred.events import SearchPerformed
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fake_llm_server import SSE, FakeLLMServer, Reply, anthropic_message, strip_cache_control
+from support.fake_llm_server import SSE, FakeLLMServer, Reply, anthropic_message, strip_cache_control
 
 from greenroom import Plugin, RequestDraft, RunContext, hookimpl, tool
 from greenroom import events as ev
@@ -108,13 +108,13 @@ async def test_the_request_offers_the_code_tool_and_callers_to_exactly_the_progr
     ],
 )
 def test_auto_goes_by_the_model(name: str, has_it: bool) -> None:
-    from greenroom.providers.anthropic import make_anthropic_model
+    from greenroom_anthropic import make_anthropic_model
 
     assert supports_programmatic_calls(make_anthropic_model(name, {})) is has_it
 
 
 def test_a_bad_setting_names_its_key() -> None:
-    from greenroom.providers.anthropic import make_anthropic_model
+    from greenroom_anthropic import make_anthropic_model
 
     with pytest.raises(ConfigError) as caught:
         make_anthropic_model("claude-opus-4-6", {"programmatic": "yes"})

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_llm_server import ANTHROPIC_KEY_ENV, SSE, FakeLLMServer, Recorded, Reply, anthropic_message
+from support.fake_llm_server import ANTHROPIC_KEY_ENV, SSE, FakeLLMServer, Recorded, Reply, anthropic_message
 
 from greenroom.compose.build import build_model
 from greenroom.config import AgentConfig
 from greenroom.models import Message, ModelRequest, TextDelta, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
-from greenroom.providers.anthropic import AnthropicProvider
 from greenroom.run.runtime import Runtime
 from greenroom.tools import MediaPart, ToolResult, tool
+from greenroom_anthropic import AnthropicProvider
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
-from fake_llm_server import SSE, FakeLLMServer, Reply, SleepRecorder, anthropic_error, anthropic_message
+from support.fake_llm_server import SSE, FakeLLMServer, Reply, SleepRecorder, anthropic_error, anthropic_message
 
 from greenroom.models import Message, ModelRequest, ModelResponse, ProviderContent, SystemSection, TextDelta, ToolCall
 from greenroom.providers import ProviderConnectionError, ProviderRequestError, ProviderServerError, ProviderTimeoutError

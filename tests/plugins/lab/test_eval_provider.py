@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fake_llm_server import (
+from support.fake_llm_server import (
     OPENAI_KEY_ENV,
     FakeLLMServer,
     Recorded,

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import attrs
 import pytest
-from fake_llm_server import (
+from support.fake_llm_server import (
     OPENAI_KEY_ENV,
     FakeLLMServer,
     Reply,
@@ -35,8 +35,8 @@ from greenroom.providers import (
     ProviderServerError,
     ProviderTimeoutError,
 )
-from greenroom.providers.openai import OpenAIChatModel, OpenAIProvider, make_openai_model
 from greenroom.tools import ToolDescriptor
+from greenroom_openai import OpenAIChatModel, OpenAIProvider, make_openai_model
 
 pytestmark = pytest.mark.anyio
 

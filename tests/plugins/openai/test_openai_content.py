@@ -13,14 +13,21 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fake_llm_server import FakeLLMServer, Reply, SleepRecorder, chat_completion, openai_tool_call, responses_object
+from support.fake_llm_server import (
+    FakeLLMServer,
+    Reply,
+    SleepRecorder,
+    chat_completion,
+    openai_tool_call,
+    responses_object,
+)
 
 from greenroom.config import ConfigError
 from greenroom.models import Message, ModelRequest, ToolCall
 from greenroom.providers import ProviderToolCallError
-from greenroom.providers.openai import make_openai_model
-from greenroom.providers.openai.strict import strict_allowed
 from greenroom.tools import MediaPart, ToolDescriptor
+from greenroom_openai import make_openai_model
+from greenroom_openai.strict import strict_allowed
 
 pytestmark = pytest.mark.anyio
 

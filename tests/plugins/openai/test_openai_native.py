@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_llm_server import OPENAI_KEY_ENV, FakeLLMServer, Recorded, Reply, responses_object, top_level_raw
+from support.fake_llm_server import OPENAI_KEY_ENV, FakeLLMServer, Recorded, Reply, responses_object, top_level_raw
 
 from greenroom import events as ev
 from greenroom import tool
@@ -22,12 +22,12 @@ from greenroom.config import AgentConfig
 from greenroom.models import Message, ModelRequest, ToolCall
 from greenroom.plugins.discovery import make_plugin_host
 from greenroom.providers._messages import CLIENT_SEARCH_TOOL, SEARCH_DESCRIPTION, SEARCH_PARAMETERS
-from greenroom.providers.openai import OpenAIProvider
 from greenroom.run.runtime import Runtime
 from greenroom.tools import ToolDescriptor
 from greenroom_deferred import DeferralState, DeferredConfig, DeferredToolsPlugin
 from greenroom_deferred.descriptors import CLIENT_SEARCH_CALL, SEARCH_TOOL, search_descriptor
 from greenroom_deferred.events import SearchPerformed
+from greenroom_openai import OpenAIProvider
 
 pytestmark = pytest.mark.anyio
 

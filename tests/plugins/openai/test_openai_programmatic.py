@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fake_llm_server import FakeLLMServer, Reply, responses_object
-from openai_wire import message_item, responses_stream
+from support.fake_llm_server import FakeLLMServer, Reply, responses_object
+from support.openai_wire import message_item, responses_stream
 
 from greenroom import Plugin, RequestDraft, RunContext, hookimpl, tool
 from greenroom import events as ev
@@ -85,7 +85,7 @@ async def test_the_request_offers_programmatic_calling_for_exactly_those_tools(m
 
 
 def test_programmatic_calling_needs_the_responses_api() -> None:
-    from greenroom.providers.openai import make_openai_model
+    from greenroom_openai import make_openai_model
 
     with pytest.raises(ConfigError) as caught:
         make_openai_model("gpt-5.5", {"api": "chat", "programmatic": True})

@@ -12,8 +12,8 @@ from typing import Any
 
 import anyio
 import pytest
-from fake_llm_server import SSE, FakeLLMServer, Reply, SleepRecorder, chat_completion, openai_tool_call
-from openai_wire import chat_stream, chunk, event, message_item, response, responses_stream
+from support.fake_llm_server import SSE, FakeLLMServer, Reply, SleepRecorder, chat_completion, openai_tool_call
+from support.openai_wire import chat_stream, chunk, event, message_item, response, responses_stream
 
 from greenroom.models import Message, ModelRequest, ModelResponse, StreamItem, TextDelta, ToolCall
 from greenroom.providers import (
