@@ -3,7 +3,7 @@ same run waiting for the whole response, on the same local OpenAI-compatible ser
 
 Each run is the real command line (``python -m greenroom.cli run``, a subprocess, its
 output a pipe) with ``model = "openai:..."`` and ``[model] base_url`` pointing at the
-tests' fake server (tests/core/providers/fake_llm_server.py). The server plays a model
+tests' fake server (tests/support/fake_llm_server.py). The server plays a model
 that takes ``--generation`` seconds to write its answer:
 
 - streamed: the first chunk (the answer's first line) is sent at once, the rest is held
@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "core" / "providers"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from fake_llm_server import FakeLLMServer, Recorded, Reply, chat_completion  # noqa: E402
-from openai_wire import chat_stream  # noqa: E402
+from support.fake_llm_server import FakeLLMServer, Recorded, Reply, chat_completion  # noqa: E402
+from support.openai_wire import chat_stream  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "first_token.json"
 FIRST = "The checkout alert is ALRT-4821, firing since 09:12.\n"

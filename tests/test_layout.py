@@ -1,11 +1,13 @@
 """The layout rules every change keeps: one-way dependencies, small modules, no cycles.
 
 - Core never imports a plugin and never names one: no first-party plugin's entry-point
-  name, package, tool name or state type appears anywhere in ``core/greenroom``.
+  name, package, class, tool name or state type appears anywhere in ``core/greenroom``
+  (a provider's name that is its vendor's too is the one exception: ``plugin_vocabulary``).
 - Plugins import only the public ``greenroom`` namespace and ``greenroom.kit`` (what a
   third-party plugin has), and never each other; the lab (``greenroom_lab``) alone may
   also import another first-party plugin's top-level package (its public face), and no
   package imports the lab.
+- Core holds the provider API, no provider over a vendor's API (those are plugins).
 - No module is over 400 lines, and no import cycle exists among modules' import-time
   imports (imports under ``TYPE_CHECKING`` and inside functions do not run at import);
   counting the imports for types too, no knot ties more than three modules together.
@@ -46,8 +48,13 @@ def first_party_plugins() -> dict[str, str]:
 
 
 def plugin_vocabulary() -> set[str]:
-    """What only a first-party plugin may say: its entry-point name, its package, the
-    tools it contributes and the state types it registers."""
+    """What only a first-party plugin may say: its entry-point name, its package and
+    class, the tools it contributes and the state types it registers.
+
+    A model provider's entry-point name that is also its model prefix (``openai`` of
+    ``openai:gpt-4o``) is left out: it is the vendor's name too, which core may use in a
+    model-family table or an example model (``agent.model = "openai:gpt-4o-mini"``); its
+    package and class stay in."""
     from greenroom import StateRegistry
     from greenroom.plugins.discovery import discover
 
@@ -58,7 +65,11 @@ def plugin_vocabulary() -> set[str]:
     for record in discover():
         if record.name not in plugins or record.cls is None:
             continue
+        words.add(record.cls.__name__)
         instance = record.cls()
+        providers = getattr(instance, "greenroom_model_providers", None)
+        if providers is not None and record.name in (providers() or {}):
+            words.discard(record.name)
         registry = StateRegistry()
         hook = getattr(instance, "greenroom_register_state", None)
         if hook is not None:
@@ -86,6 +97,7 @@ def named(words: set[str], text: str) -> list[str]:
 def test_core_names_no_plugin() -> None:
     words = plugin_vocabulary()
     assert {"ToolSearch", "deferred-tools", "greenroom_deferred", "lab"} <= words  # the scan sees the real plugins
+    assert {"greenroom_openai", "OpenAIProvider", "greenroom_anthropic"} <= words and "openai" not in words
     assert named(words, "from greenroom_deferred.x import y; [plugins.lab]") == ["greenroom_deferred", "lab"]
     assert named(words, "a label, available") == []
     found = []
@@ -97,6 +109,40 @@ def test_core_names_no_plugin() -> None:
             text = path.read_text(encoding="utf-8")
             found += [f"{path.relative_to(ROOT)}: {w}" for w in named(words, text)]
     assert not found, "core names a plugin:\n" + "\n".join(found)
+
+
+PROVIDER_BASES = {"ProviderModel", "SDKModel"}
+"""The provider API's base classes: core defines them, a provider subclasses them."""
+
+
+def vendor_models(tree: ast.Module) -> list[str]:
+    """The classes of ``tree`` built on the provider API (a model behind a vendor's API)."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name not in PROVIDER_BASES:
+            bases = {
+                b.id if isinstance(b, ast.Name) else b.attr
+                for b in node.bases
+                if isinstance(b, ast.Name | ast.Attribute)
+            }
+            if bases & PROVIDER_BASES:
+                names.append(node.name)
+    return names
+
+
+def test_core_carries_no_vendor_wire_format() -> None:
+    # the kernel holds the provider API and the offline scripted model; every provider that
+    # talks to an API (OpenAI's, Anthropic's, Gemini's) is a plugin built on that API
+    assert vendor_models(ast.parse("class A(greenroom.SDKModel): ...\nclass SDKModel(ProviderModel): ...")) == ["A"]
+    assert {"OpenAIChatModel", "AnthropicModel", "GeminiModel"} <= {
+        name for _, path in modules(PLUGINS) for name in vendor_models(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    found = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for _, path in modules(CORE)
+        for name in vendor_models(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert not found, "a provider in core:\n" + "\n".join(found)
 
 
 def _imports(tree: ast.Module) -> Iterator[tuple[ast.stmt, str]]:

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from greenroom.plugins.discovery import hookimpl as hookimpl
     from greenroom.plugins.discovery import make_plugin_host as make_plugin_host
     from greenroom.plugins.readiness import Readiness as Readiness
+    from greenroom.providers._sdk import SDKModel as SDKModel
     from greenroom.providers.base import ProviderModel as ProviderModel
     from greenroom.providers.errors import ProviderConnectionError as ProviderConnectionError
     from greenroom.providers.errors import ProviderError as ProviderError
@@ -185,6 +186,7 @@ _EXPORTS: dict[str, str] = {
     "hookimpl": "greenroom.plugins.discovery",
     "make_plugin_host": "greenroom.plugins.discovery",
     "ProviderModel": "greenroom.providers.base",
+    "SDKModel": "greenroom.providers._sdk",
     "ProviderConnectionError": "greenroom.providers.errors",
     "ProviderError": "greenroom.providers.errors",
     "ProviderResponseError": "greenroom.providers.errors",

@@ -8,8 +8,9 @@ the CLI's live view, ``McpRequest`` (what the MCP request hooks are given) and `
 (the context managers their implementations answered, entered around a request), and what the
 model providers share (the history with every tool call answered, stable system sections
 first, a call's arguments read, text UTF-8 can encode, the SDK imported when first
-needed). They are public and kept stable like the rest, but a plugin needs none of them
-to work. Names load on first use, like ``greenroom``'s.
+needed, the URL a failed SDK call went to, the search tool a provider offers when its
+model searches deferred tools on the client side). They are public and kept stable like
+the rest, but a plugin needs none of them to work. Names load on first use, like ``greenroom``'s.
 """
 
 from __future__ import annotations
@@ -42,10 +43,15 @@ if TYPE_CHECKING:
     from greenroom.cli.live import LiveView as LiveView
     from greenroom.mcp.observe import McpRequest as McpRequest
     from greenroom.mcp.observe import observed as observed
+    from greenroom.providers._messages import CLIENT_SEARCH_TOOL as CLIENT_SEARCH_TOOL
+    from greenroom.providers._messages import SEARCH_DESCRIPTION as SEARCH_DESCRIPTION
+    from greenroom.providers._messages import SEARCH_PARAMETERS as SEARCH_PARAMETERS
+    from greenroom.providers._messages import found_tools as found_tools
     from greenroom.providers._messages import ordered_system as ordered_system
     from greenroom.providers._messages import paired_messages as paired_messages
     from greenroom.providers._messages import parse_arguments as parse_arguments
     from greenroom.providers._messages import without_lone_surrogates as without_lone_surrogates
+    from greenroom.providers._sdk import error_endpoint as error_endpoint
     from greenroom.providers.options import import_sdk as import_sdk
     from greenroom.providers.options import missing_sdk as missing_sdk
     from greenroom.run.session import held_session as held_session
@@ -115,10 +121,15 @@ _EXPORTS: dict[str, str] = {
     "McpRequest": "greenroom.mcp.observe",
     "observed": "greenroom.mcp.observe",
     "redact_known": "greenroom._support.redact",
+    "CLIENT_SEARCH_TOOL": "greenroom.providers._messages",
+    "SEARCH_DESCRIPTION": "greenroom.providers._messages",
+    "SEARCH_PARAMETERS": "greenroom.providers._messages",
+    "found_tools": "greenroom.providers._messages",
     "ordered_system": "greenroom.providers._messages",
     "paired_messages": "greenroom.providers._messages",
     "parse_arguments": "greenroom.providers._messages",
     "without_lone_surrogates": "greenroom.providers._messages",
+    "error_endpoint": "greenroom.providers._sdk",
     "import_sdk": "greenroom.providers.options",
     "missing_sdk": "greenroom.providers.options",
 }

@@ -28,7 +28,7 @@ from greenroom import (
     error_for_status,
     parse_retry_after,
 )
-from greenroom.kit import public_url
+from greenroom.kit import error_endpoint
 
 PROVIDER = "gemini"
 
@@ -41,7 +41,7 @@ _DELAY = re.compile(r"(\d+(?:\.\d+)?)s")
 def translate(exc: Exception, sdk: Any, model: str, timeout: float) -> ProviderError | None:
     """The ``ProviderError`` for ``exc``, or None when it is not one the SDK names."""
     errors = sdk.errors
-    where = endpoint(exc)
+    where = error_endpoint(exc)
     if isinstance(exc, errors.APIError):
         code = exc.code if isinstance(exc.code, int) and not isinstance(exc.code, bool) else 500
         return error_for_status(
@@ -99,22 +99,10 @@ def retry_after(exc: Any) -> float | None:
     return None
 
 
-def endpoint(exc: Any) -> str:
-    """The URL that failed, without its query (the API key may ride in it)."""
-    for holder in (getattr(exc, "response", None), getattr(exc, "request", None)):
-        try:
-            url = getattr(holder, "url", None)
-        except RuntimeError:  # an httpx response made without its request
-            continue
-        if url is not None:
-            return public_url(str(url))
-    return ""
-
-
 def _is(exc: Exception, modules: tuple[str, ...], name: str) -> bool:
     """Whether ``exc`` is of the class ``name`` of one of ``modules`` (by its MRO: the
     transports are the SDK's to import, not greenroom's)."""
     return any(c.__name__ == name and c.__module__.split(".")[0] in modules for c in type(exc).__mro__)
 
 
-__all__ = ["detail", "endpoint", "retry_after", "too_deep", "translate"]
+__all__ = ["detail", "retry_after", "too_deep", "translate"]

@@ -1,18 +1,18 @@
-"""Model providers: ``scripted`` (offline), ``openai`` (Chat Completions / Responses, and
-any OpenAI-compatible server) and ``anthropic`` (Messages, with prompt-cache breakpoints),
-and what a third-party provider is built from.
+"""The provider API: what a model provider is built from, and the offline ``scripted`` one.
 
-Each provider is a plugin registered by entry point (``greenroom.providers.openai:
-OpenAIProvider``, ``greenroom.providers.anthropic:AnthropicProvider``) whose factory
-builds a ``greenroom.models.Model``. Importing this package imports no SDK; the SDK is
-loaded when a model is built, and a missing one is reported with the extra to install.
+A provider is a plugin whose ``greenroom_model_providers`` hook maps a prefix to a
+factory building a ``greenroom.models.Model``. The ones that call a vendor's API are
+first-party plugins (``plugins/``: OpenAI's Chat Completions and Responses, Anthropic's
+Messages, Gemini), built on this API like a third-party one; importing this package
+imports no SDK, and a missing one is reported with the extra to install.
 
-``base`` holds ``ProviderModel``, the class a provider subclasses, ``options`` the
-``[model]`` table it reads, ``retry`` its retry policy; the built-in providers are
-built on them too (through ``_sdk``). Every failure is a ``greenroom.models.ModelError``;
-the ones from a provider call are ``ProviderError`` subclasses (``errors``) carrying the
-HTTP status and the provider's own message. See docs/providers.md ("Writing a provider").
-Names load on first use.
+``base`` holds ``ProviderModel``, the class a provider subclasses, ``_sdk``
+``SDKModel`` (a ``ProviderModel`` over an official SDK), ``options`` the ``[model]``
+table it reads, ``retry`` its retry policy, ``_messages`` what the providers share
+about the history. Every failure is a ``greenroom.models.ModelError``; the ones from a
+provider call are ``ProviderError`` subclasses (``errors``) carrying the HTTP status
+and the provider's own message. See docs/providers.md ("Writing a provider"). Names
+load on first use.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from greenroom._support.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from greenroom.providers._sdk import SDKModel as SDKModel
     from greenroom.providers.base import ProviderModel as ProviderModel
     from greenroom.providers.errors import MissingApiKeyError as MissingApiKeyError
     from greenroom.providers.errors import MissingExtraError as MissingExtraError
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from greenroom.providers.retry import parse_retry_after as parse_retry_after
 
 _EXPORTS: dict[str, str] = {
+    "SDKModel": "greenroom.providers._sdk",
     "ProviderModel": "greenroom.providers.base",
     "MissingApiKeyError": "greenroom.providers.errors",
     "MissingExtraError": "greenroom.providers.errors",

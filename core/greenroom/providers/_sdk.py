@@ -1,8 +1,14 @@
-"""``SDKModel``: a ``ProviderModel`` whose calls go through an official SDK (``openai``,
-``anthropic``): the SDK's client and create method, and SDK errors translated.
+"""``SDKModel`` (public as ``greenroom.SDKModel``): a ``ProviderModel`` whose calls go
+through an official SDK generated the way OpenAI's and Anthropic's are (an async client
+class taking ``api_key``, ``base_url``, ``timeout`` and ``max_retries``; a create method
+taking ``extra_body`` and ``extra_headers``; ``APIError`` and its subclasses; response
+objects with ``to_dict``): the SDK imported when a model is built, its client made, and
+its errors translated. The first-party OpenAI and Anthropic providers are built on it.
 
-Nothing here imports an SDK at module level, so ``greenroom plugins`` lists the
-providers on a machine without the ``openai`` / ``anthropic`` extras.
+``error_endpoint`` (in ``greenroom.kit``) is the URL a failed SDK call went to, cleaned.
+
+Nothing here imports an SDK at module level, so ``greenroom plugins`` lists a provider
+on a machine without its extra.
 """
 
 from __future__ import annotations
@@ -48,18 +54,27 @@ def error_detail(body: Any, fallback: str) -> str:
     return fallback
 
 
-def _endpoint(exc: Any) -> str:
-    try:
-        return public_url(str(exc.request.url))
-    except Exception:
-        return ""
+def error_endpoint(exc: BaseException) -> str:
+    """The URL a failed SDK call went to (its exception's response's, else its
+    request's), without the query or the user info, where a key may ride; ``""`` when
+    the exception names none."""
+    for holder in ("response", "request"):
+        try:
+            url = getattr(getattr(exc, holder, None), "url", None)
+            if url is not None:
+                return public_url(str(url))
+        except (RuntimeError, ValueError):  # an httpx response made without its request; a URL urllib refuses
+            continue
+    return ""
 
 
 class SDKModel(ProviderModel):
-    """The part of a provider model that is the same for every SDK.
+    """A provider model whose calls go through an official SDK (module docstring).
 
-    Subclasses set ``provider``, ``sdk_module``, ``extra`` and ``client_class``, and
-    implement ``build_body``, ``sdk_method`` and ``parse``.
+    Subclasses set ``provider``, ``sdk_module`` (the module imported when a model is
+    built), ``extra`` (the ``greenroom[...]`` extra that installs it) and
+    ``client_class``, and implement ``build_body``, ``sdk_method`` and ``parse``; a
+    streaming one also ``stream_reader``. ``self.sdk`` is the imported module.
     """
 
     sdk_module: ClassVar[str] = ""
@@ -136,7 +151,7 @@ class SDKModel(ProviderModel):
             # anything else the SDK raises (a rejected option, a transport it does not
             # wrap) still leaves as a provider error, cleaned like the others
             return super().translate(exc)
-        where = _endpoint(exc)
+        where = error_endpoint(exc)
         if isinstance(exc, sdk.APITimeoutError):
             return ProviderTimeoutError(
                 self.provider, f"no answer within {self.options.timeout:g} s", model=self.model, endpoint=where
@@ -156,3 +171,6 @@ class SDKModel(ProviderModel):
                 endpoint=where,
             )
         return ProviderResponseError(self.provider, str(getattr(exc, "message", exc)), model=self.model, endpoint=where)
+
+
+__all__ = ["SDKModel", "error_detail", "error_endpoint"]

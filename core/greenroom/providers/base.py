@@ -5,7 +5,7 @@ A subclass says how one call looks on the wire: ``build_body`` (a ``ModelRequest
 the JSON to send), ``make_client`` (the HTTP or SDK client, given the API key),
 ``send`` (one attempt with that client) and ``parse`` (the answer -> a
 ``ModelResponse``). The base class does the rest the same way for every provider,
-the built-in OpenAI and Anthropic ones included:
+the first-party OpenAI, Anthropic and Gemini ones included:
 
 - the API key is read from the environment variable ``[model] api_key_env`` names when
   the first call needs it (building a runtime, ``greenroom inspect`` and ``greenroom

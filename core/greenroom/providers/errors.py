@@ -18,7 +18,7 @@ class ProviderError(ModelError):
     """A provider call failed.
 
     Attributes:
-        provider: ``openai`` or ``anthropic`` (or a third-party name).
+        provider: The provider's name, the prefix of ``PROVIDER:MODEL``.
         status: The HTTP status, or None when no response arrived.
         detail: The provider's own message (``error.message`` of the body) or the
             transport's description.

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_llm_server import (
+from support.fake_llm_server import (
     ANTHROPIC_KEY_ENV,
     OPENAI_KEY_ENV,
     FakeLLMServer,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fake_llm_server import FakeLLMServer, Reply, chat_completion, openai_tool_call
+from support.fake_llm_server import FakeLLMServer, Reply, chat_completion, openai_tool_call
 
 from greenroom._support.arguments import MAX_ARGUMENT_DEPTH
 from greenroom.plugins.discovery import make_plugin_host

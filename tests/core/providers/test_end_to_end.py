@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
-from fake_llm_server import (
+from support.fake_llm_server import (
     ANTHROPIC_KEY_ENV,
     OPENAI_KEY_ENV,
     FakeLLMServer,
@@ -31,10 +31,10 @@ from fake_llm_server import (
 from greenroom.compose.build import build_model
 from greenroom.config import AgentConfig
 from greenroom.plugins.discovery import discover, make_plugin_host
-from greenroom.providers.anthropic import AnthropicProvider
-from greenroom.providers.openai import OpenAIProvider
 from greenroom.run.runtime import Runtime
 from greenroom.tools import tool
+from greenroom_anthropic import AnthropicProvider
+from greenroom_openai import OpenAIProvider
 
 pytestmark = pytest.mark.anyio
 

@@ -11,8 +11,8 @@ import pytest
 from gr_testutil import EXAMPLES
 
 from greenroom.compose.build import build_runtime, load_runtime_config, plugin_configs
-from greenroom.providers.anthropic import AnthropicModel
-from greenroom.providers.openai import OpenAIChatModel
+from greenroom_anthropic import AnthropicModel
+from greenroom_openai import OpenAIChatModel
 
 ANTHROPIC = EXAMPLES / "real_provider.toml"
 OPENAI = EXAMPLES / "real_provider_openai.toml"

@@ -6,7 +6,7 @@ import email.utils
 import time
 
 import pytest
-from fake_llm_server import SleepRecorder
+from support.fake_llm_server import SleepRecorder
 
 from greenroom.providers.errors import (
     ProviderAuthError,

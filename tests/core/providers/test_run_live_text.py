@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from fake_llm_server import OPENAI_KEY_ENV, FakeLLMServer, Reply, chat_completion
-from openai_wire import chat_stream
+from support.fake_llm_server import OPENAI_KEY_ENV, FakeLLMServer, Reply, chat_completion
+from support.openai_wire import chat_stream
 
 pytestmark = pytest.mark.slow
 

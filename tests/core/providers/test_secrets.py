@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 import typer
-from fake_llm_server import (
+from hypothesis import given
+from hypothesis import strategies as st
+from support.fake_llm_server import (
     ANTHROPIC_KEY_ENV,
     OPENAI_KEY_ENV,
     FakeLLMServer,
@@ -22,8 +24,6 @@ from fake_llm_server import (
     anthropic_error,
     openai_error,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from greenroom._support.redact import Redactor, redact_known, remember_secrets

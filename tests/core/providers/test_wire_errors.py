@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from fake_llm_server import FakeLLMServer, Reply
+from support.fake_llm_server import FakeLLMServer, Reply
 
 from greenroom.models import Message, ModelRequest
 from greenroom.providers import ProviderRequestError, ProviderResponseError
-from greenroom.providers.anthropic import make_anthropic_model
-from greenroom.providers.openai import make_openai_model
+from greenroom_anthropic import make_anthropic_model
+from greenroom_openai import make_openai_model
 
 pytestmark = pytest.mark.anyio
 

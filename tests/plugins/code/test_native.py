@@ -5,24 +5,19 @@ session is told once which models have it; ``native = false`` keeps ``run_code``
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "core" / "providers"))
-
-from fake_llm_server import ANTHROPIC_KEY_ENV, FakeLLMServer, Reply, anthropic_message
+from support.fake_llm_server import ANTHROPIC_KEY_ENV, FakeLLMServer, Reply, anthropic_message
 
 from greenroom import PluginWarning, tool
 from greenroom import events as ev
 from greenroom.config import AgentConfig
 from greenroom.plugins.discovery import make_plugin_host
-from greenroom.providers.anthropic import make_anthropic_model
 from greenroom.providers.scripted import ScriptedModel
 from greenroom.run.runtime import Runtime
+from greenroom_anthropic import make_anthropic_model
 from greenroom_code import CodeConfig, CodeModePlugin
 
 pytestmark = pytest.mark.anyio

@@ -1,38 +1,18 @@
-"""Fixtures for the Gemini provider's tests: the fake provider server the other providers'
-tests share (tests/core/providers/fake_llm_server.py), a fake key, a retry policy that
-records its waits instead of sleeping, and Gemini models pointed at the server."""
+"""Fixtures for the Gemini provider's tests: the fake provider server and the retry policy
+that records its waits instead of sleeping (tests/support/provider_fixtures.py), a fake
+key, and Gemini models pointed at the server."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import attrs
 import pytest
-
-# the fake server lives beside the core providers' tests; with --import-mode=importlib
-# that folder is not on sys.path by itself
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "core" / "providers"))
-
-from fake_llm_server import GEMINI_KEY_ENV, FakeLLMServer, SleepRecorder
+from support.fake_llm_server import GEMINI_KEY_ENV, FakeLLMServer, SleepRecorder
+from support.provider_fixtures import server, sleeps
 
 KEY = "AIza-test-gemini-key"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    srv = FakeLLMServer().start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture(autouse=True)
@@ -41,11 +21,6 @@ def fake_key(monkeypatch: pytest.MonkeyPatch) -> None:
     # what the SDK would read on its own: the provider must not
     for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_API_VERSION"):
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def sleeps() -> SleepRecorder:
-    return SleepRecorder()
 
 
 @pytest.fixture
@@ -65,3 +40,6 @@ async def make_gemini(server: FakeLLMServer, sleeps: SleepRecorder) -> AsyncIter
     yield build
     for model in made:
         await model.aclose()
+
+
+__all__ = ["fake_key", "make_gemini", "server", "sleeps"]

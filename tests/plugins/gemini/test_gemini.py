@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
-from fake_llm_server import (
+from support.fake_llm_server import (
     GEMINI_KEY_ENV,
     FakeLLMServer,
     Reply,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_llm_server import (
+from support.fake_llm_server import (
     GEMINI_KEY_ENV,
     FakeLLMServer,
     Recorded,

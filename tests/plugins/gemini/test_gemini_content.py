@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 import pytest
-from fake_llm_server import SSE, FakeLLMServer, Reply, SleepRecorder, gemini_call, gemini_response
+from support.fake_llm_server import SSE, FakeLLMServer, Reply, SleepRecorder, gemini_call, gemini_response
 
 from greenroom import (
     MediaPart,

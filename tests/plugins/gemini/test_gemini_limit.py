@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fake_llm_server import FakeLLMServer, Recorded, Reply, gemini_call, gemini_response
+from support.fake_llm_server import FakeLLMServer, Recorded, Reply, gemini_call, gemini_response
 
 from greenroom import CatalogTool, Message, ModelRequest, PluginWarning, ToolDescriptor, ToolPriors, tool
 from greenroom import events as ev

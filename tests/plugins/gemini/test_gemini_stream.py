@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
-from fake_llm_server import SSE, FakeLLMServer, Reply, SleepRecorder, gemini_call, gemini_error, gemini_response
+from support.fake_llm_server import SSE, FakeLLMServer, Reply, SleepRecorder, gemini_call, gemini_error, gemini_response
 
 from greenroom import Message, ModelRequest, ModelResponse, ProviderContent, SystemSection, TextDelta, ToolCall
 from greenroom import ToolDescriptor as Tool

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fake_llm_server import (
+from support.fake_llm_server import (
     GEMINI_KEY_ENV,
     SSE,
     FakeLLMServer,
