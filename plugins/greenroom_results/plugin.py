@@ -1,8 +1,8 @@
 """The plugin ``read-result``: a result greenroom cuts is kept whole, and the model reads the
 rest with the tool ``read_result``.
 
-- Contributions: the tool ``read_result`` (about 90 tokens in every request: every word of
-  its definition is paid on every step).
+- Contributions: the tool ``read_result`` (65 tokens in every request: every word of its
+  definition is paid on every step, so the note, not the definition, says how to call it).
 - ResultCut (``greenroom_result_cut``): while ``read_result`` is a tool the run may call, a
   result over ``[agent] max_result_tokens`` is kept in the state folder (``kept``), a
   ``result_kept`` event says so, and the cut result's note ends saying how many lines it
@@ -56,10 +56,9 @@ NAME = "read_result"
 
 DESCRIPTOR = ToolDescriptor(
     name=NAME,
-    description=(
-        "Read a result greenroom cut, by the call_id its note gives: lines from offset (from 1; limit of "
-        "them), or those matching pattern (a regular expression)."
-    ),
+    # the cut result's note gives the whole call (call_id, and offset and limit or pattern):
+    # the definition, paid on every request, only has to say what the tool is for
+    description="Read more of a result greenroom cut: its note says how.",
     parameters={
         "type": "object",
         "properties": {

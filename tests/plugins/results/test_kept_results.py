@@ -319,3 +319,12 @@ def test_lines_split_where_they_are_long_and_nowhere_else() -> None:
     starts = line_starts(text)
     assert starts == [0, 6, 6 + LINE_CHARS, 6 + 2 * LINE_CHARS, 6 + 2 * LINE_CHARS + 6, 6 + 2 * LINE_CHARS + 7]
     assert line_starts("") == [] and line_starts("one") == [0] and line_starts("a\n") == [0]
+
+
+def test_its_definition_costs_little_on_every_request() -> None:
+    """Sent with every request of every agent (never deferred): it says what the tool is for,
+    and the cut result's note says how to call it (the first test reads that note)."""
+    from greenroom.kit import tool_tokens
+    from greenroom_results.plugin import DESCRIPTOR
+
+    assert DESCRIPTOR.deferrable == "never" and tool_tokens(DESCRIPTOR) <= 65
