@@ -126,8 +126,6 @@ class ReadResultPlugin(Plugin):
 
     name = "read-result"
     config_class = ReadResultConfig
-    nonblocking = True
-    """Its plain hooks return at once (a pin is one small file, as a session's save is)."""
 
     config: ReadResultConfig
 
