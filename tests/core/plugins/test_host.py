@@ -25,7 +25,7 @@ SEARCH = {"ctx": None, "query": None, "candidates": (), "rankings": ()}
 @pytest.fixture(autouse=True)
 def any_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests carry labels through real hooks to watch pluggy's order; the shape of
-    answers is held in tests/core/plugins_contract/test_run_contract.py."""
+    answers is held in tests/core/plugins/contract/test_run_contract.py."""
     from greenroom.plugins import answers
 
     monkeypatch.setattr(answers, "CHECKS", {})

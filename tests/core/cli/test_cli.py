@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from gr_testutil import EXAMPLES
+from support.gr_testutil import EXAMPLES
 from typer.testing import CliRunner
 
 from greenroom.cli import app

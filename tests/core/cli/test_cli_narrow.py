@@ -109,7 +109,7 @@ def test_an_unknown_provider_whose_plugin_is_off_says_to_enable_it(tmp_path: Pat
 
 
 def test_run_at_80_columns_prints_one_readable_line_per_step(tmp_path: Path) -> None:
-    demo = Path(__file__).resolve().parents[2] / "examples" / "demo" / "demo.toml"
+    demo = Path(__file__).resolve().parents[3] / "examples" / "demo" / "demo.toml"
     env = {**NARROW, "GREENROOM_HOME": str(tmp_path / "home")}
     result = CliRunner().invoke(
         app, ["run", str(demo), "checkout is slow", "--trace", str(tmp_path / "t.jsonl")], env=env

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 
 import pytest
-from policy_harness import GROUP_OF, MARKER, SOURCES, VISIBLE, Transcript, hidden_in, run_case
+from support.policy_harness import GROUP_OF, MARKER, SOURCES, VISIBLE, Transcript, hidden_in, run_case
 
 pytest.importorskip("mcp", reason="the matrix drives a real MCP server")
 

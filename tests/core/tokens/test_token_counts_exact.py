@@ -10,7 +10,7 @@ from ``../shared/datasets`` at run time, and checked against a digest before it 
 To add a recipe, add it to ``RECIPES`` and regenerate the figures (only with bpe_openai's
 full API, which the script uses):
 
-    PYTHONPATH=tests .venv/bin/python tests/core/test_token_counts_exact.py
+    PYTHONPATH=tests .venv/bin/python tests/core/tokens/test_token_counts_exact.py
 """
 
 # ruff: noqa: RUF001 (texts in many scripts are the point here)
@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gr_testutil import DATASETS
+from support.gr_testutil import DATASETS
 
 from greenroom.tokens import counting as tokens
 from greenroom.tokens.counting import count_tokens, count_tokens_upto, prefix_within, suffix_within
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "token_counts.json"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "token_counts.json"
 BUDGETS = (0, 1, 37, 4_000)
 
 

@@ -18,7 +18,7 @@ import anyio
 import attrs
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FLEET_PY = ROOT / "deploy" / "local" / "fleet.py"
 PG_ENV = "GREENROOM_TEST_POSTGRES_URL"
 DISPATCH = "deferred_tool_call"

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gr_testutil import free_port, lines_until_ready
-from serve_testutil import HttpGateway
 
-ROOT = Path(__file__).resolve().parent.parent
+from support.gr_testutil import free_port, lines_until_ready
+from support.serve_testutil import HttpGateway
+
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).resolve().parent / "oauth_as.mjs"
 PACKAGE = ROOT / ".ci" / "node" / "node_modules" / "oauth2-mock-server"
 INSTALL = "npm install --prefix .ci/node --no-audit --no-fund oauth2-mock-server@9.3.0"
@@ -117,7 +118,8 @@ class Upstream:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "upstream", str(self.port), issuer],
+            [sys.executable, "-m", "support.oauth_testutil", "upstream", str(self.port), issuer],
+            cwd=ROOT / "tests",  # where ``support`` is a package
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,

@@ -7,9 +7,9 @@ import json
 from collections.abc import Callable, Iterator
 
 import pytest
-from gr_testutil import DATASETS
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.gr_testutil import DATASETS
 
 from greenroom.run import suggest
 from greenroom.run.suggest import MAX_SCORED, NameIndex, close_names

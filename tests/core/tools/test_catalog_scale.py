@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gr_testutil import DATASETS
+from support.gr_testutil import DATASETS
 
 from greenroom import Plugin, RequestSent, ToolExecuted, hookimpl
 from greenroom.run.runtime import Runtime

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from gr_testutil import EXAMPLES, FIXTURES, env_with_path, pip_install
+from support.gr_testutil import EXAMPLES, FIXTURES, env_with_path, pip_install
 
 DISTRIBUTIONS = [
     EXAMPLES / "example_plugin",

@@ -15,9 +15,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from gr_testutil import free_port, lines_until_ready
+from support.gr_testutil import free_port, lines_until_ready
 
-SERVE_TESTS = Path(__file__).resolve().parent / "plugins" / "gateway"
+SERVE_TESTS = Path(__file__).resolve().parents[1] / "plugins" / "gateway"
 RICH_SERVER = SERVE_TESTS / "rich_server.py"
 HOLD_SERVER = SERVE_TESTS / "hold_server.py"
 _rich = runpy.run_path(str(RICH_SERVER))  # its constants, to compare what came through

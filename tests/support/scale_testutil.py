@@ -8,9 +8,9 @@ import functools
 import json
 
 import pytest
-from gr_testutil import DATASETS
 
 from greenroom import ToolDescriptor
+from support.gr_testutil import DATASETS
 
 
 @functools.lru_cache(maxsize=1)

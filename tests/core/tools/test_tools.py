@@ -9,7 +9,7 @@ from typing import Literal, Optional
 import attrs
 import jsonschema
 import pytest
-from gr_testutil import DATASETS
+from support.gr_testutil import DATASETS
 
 from greenroom.tools import ToolCallContext, ToolResult, tool
 from greenroom.tools.catalog import CatalogError, load_catalog

@@ -1,4 +1,4 @@
-"""Paths and small helpers shared by the test modules (importable as ``gr_testutil``)."""
+"""Paths and small helpers shared by the test modules (``support.gr_testutil``)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
 DATASETS = SHARED / "datasets"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = ROOT / "tests" / "fixtures"
 EXAMPLES = ROOT / "examples"
 
 PIP_INSTALL = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps"]

@@ -37,7 +37,7 @@ def echo(text: str) -> str:
 
 def test_every_hook_is_documented_and_has_its_own_test() -> None:
     assert hookspecs.HOOK_NAMES, "no hooks found"
-    sources = "\n".join(p.read_text() for p in Path(__file__).parents[1].rglob("test_*.py"))
+    sources = "\n".join(p.read_text() for p in Path(__file__).parents[2].rglob("test_*.py"))
     for name in hookspecs.HOOK_NAMES:
         doc = inspect.getdoc(getattr(hookspecs, name)) or ""
         assert len(doc) > 40, f"{name} needs a docstring saying when it fires and what it may change"

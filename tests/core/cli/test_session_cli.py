@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gr_testutil import BLOCKING_TOOLS
+from support.gr_testutil import BLOCKING_TOOLS
 from typer.testing import CliRunner
 
 from greenroom._support.storage import FileHold, lock_path

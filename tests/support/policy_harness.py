@@ -22,7 +22,7 @@ from greenroom import Event, ModelRequest, Plugin, RunContext, ToolDescriptor, b
 from greenroom.providers.scripted import ScriptedModel
 from greenroom.run.runtime import Runtime
 
-HERE = Path(__file__).resolve().parent / "core" / "policy"  # the matrix's tools, catalogs and server
+HERE = Path(__file__).resolve().parents[1] / "core" / "run" / "policy"  # the matrix's tools, catalogs and server
 MARKER = "XYZZY-SECRET"
 SOURCES: dict[str, str] = {
     "python": "py_delete_all",

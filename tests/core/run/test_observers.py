@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from gr_testutil import env_with_path
+from support.gr_testutil import env_with_path
 from typer.testing import CliRunner
 
 from greenroom import Plugin, hookimpl
@@ -23,7 +23,7 @@ from greenroom import events as ev
 from greenroom.cli import app
 from greenroom.compose.build import abuild_runtime
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 SECRET_SERVER = HERE / "mcp" / "secret_echo_server.py"
 TOKEN = "tok-3f9a8b7c6d5e4f30"
 

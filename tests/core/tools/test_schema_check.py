@@ -12,9 +12,9 @@ from typing import Any
 
 import jsonschema
 import pytest
-from gr_testutil import DATASETS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.gr_testutil import DATASETS
 
 from greenroom.tools.schema.check import (
     MAX_SCHEMA_DEPTH,

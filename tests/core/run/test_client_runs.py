@@ -111,7 +111,7 @@ async def test_readiness_names_each_plugins_answer_and_fails_closed(make_runtime
             True,
             "",
             plugin="store",
-            distribution="tests.core.test_client_runs (not installed)",
+            distribution=f"{__name__} (not installed)",
         )
     ]
     checks = {c.name: c for c in await make_runtime(plugins=[Store(up=False), Broken()]).readiness()}

@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
-from gr_testutil import EXAMPLES, ROOT
+from support.gr_testutil import EXAMPLES, ROOT
 
 from greenroom import tool
 from greenroom.run.context import RunKind

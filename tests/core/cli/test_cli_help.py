@@ -8,8 +8,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from gr_testutil import ROOT
 from support.cli_reference import WIDTH, markdown, render_helps
+from support.gr_testutil import ROOT
 from typer.testing import CliRunner
 
 from greenroom import __version__

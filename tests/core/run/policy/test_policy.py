@@ -14,7 +14,7 @@ import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from policy_harness import ProbingModel, marks, write_config
+from support.policy_harness import ProbingModel, marks, write_config
 from typer.testing import CliRunner
 
 from greenroom._support.globs import could_match_prefixed, matches, matches_every_prefixed
