@@ -42,6 +42,11 @@ class ToolDescriptor:
     """What its source already knows makes the tool unusable, whatever ``parameters``
     says (an MCP server listed it without a valid ``inputSchema``; ``parameters`` is then
     an empty object schema)."""
+    eager_hint: str | None = None
+    """Who asks that the tool start eager, in a few words (``_meta["anthropic/alwaysLoad"]``,
+    ``always_load of MCP server 'git'``); None when nobody does. A hint, weaker than
+    ``deferrable``: a placement (deferred tools) honours it unless the user's own rules
+    say otherwise, and never defers it on its own account (learned use, idleness)."""
 
     def to_json(self) -> dict[str, Any]:
         """The provider-neutral function definition: description, name, parameters."""
