@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("mcp_types", reason="needs the MCP SDK 2.x: pip install 'greenroom[mcp]'")
 
-from serve_testutil import stdio_gateway
+from support.serve_testutil import stdio_gateway
 from typer.testing import CliRunner
 
 from greenroom import Plugin, ToolPriors, hookimpl
