@@ -32,6 +32,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from greenroom import Runtime, ToolResult
 from greenroom_gateway.clients import NOBODY, Caller, ClientRun, ClientView
+from greenroom_gateway.disclosure import CAPABILITY, Disclosure
+from greenroom_gateway.disclosure import FLAG as DISCLOSURE
 from greenroom_gateway.oauth.views import ScopeRules, caller_of, refused
 from greenroom_gateway.offers import Offers, paged
 from greenroom_gateway.ops.limits import MAX_CALLS_PER_CLIENT, Calls, client_key
@@ -73,6 +75,7 @@ class Gateway:
         session_limits: Limits | None = None,
         scopes: ScopeRules | None = None,
         per_principal: bool = False,
+        experimental: frozenset[str] = frozenset(),
     ) -> None:
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
@@ -80,6 +83,8 @@ class Gateway:
         self.per_client = per_client
         self.scopes = scopes
         self.per_principal = per_principal
+        self.experimental = experimental
+        """Experimental features turned on (``--experimental``): ``progressive-disclosure``."""
         self.calls = Calls(max_calls_per_client)
         self.upstream = Upstream(runtime)
         self.first_listing = FirstListing(runtime)
@@ -248,15 +253,20 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
         with observing(self.runtime, ctx, "tools/list"):
-            run = await self.client(ctx)
-            no_session = sessionless(ctx)
-            view = self.first_views.get(run, run.view) if no_session else run.view
+            _, view, fresh = await self.listing(ctx)
             tools, following = paged(view.tools, params)
-            fresh = self._freshness(no_session)
             listed = [to_mcp_tool(d) for d in tools]
             return mcp_types.ListToolsResult(
                 tools=listed, next_cursor=following, ttl_ms=fresh.ttl_ms, cache_scope=fresh.scope
             )
+
+    async def listing(self, ctx: ServerRequestContext[Any, Any]) -> tuple[ClientRun, ClientView, Freshness]:
+        """The caller's run, the view its ``tools/list`` gives (for a 2026-07-28 caller, whose
+        list must not change from request to request, its first), and what it may cache."""
+        run = await self.client(ctx)
+        no_session = sessionless(ctx)
+        view = self.first_views.get(run, run.view) if no_session else run.view
+        return run, view, self._freshness(no_session)
 
     def _freshness(self, sessionless: bool) -> Freshness:
         """What a caller may cache of ``tools/list`` (see ``wire``)."""
@@ -295,8 +305,17 @@ class Gateway:
     def _build(self, name: str) -> Server[Any]:
         from mcp.server.lowlevel import NotificationOptions, Server
 
+        disclosing = DISCLOSURE in self.experimental
+
         class GatewayServer(Server[Any]):
-            """Says that the tools may change (they do, with a strategy that adds found tools)."""
+            """Says that the tools may change (they do, with a strategy that adds found tools),
+            and, when they are on, the experimental methods it answers."""
+
+            def get_capabilities(self, *args: Any, **kwargs: Any) -> mcp_types.ServerCapabilities:
+                capabilities = super().get_capabilities(*args, **kwargs)
+                if disclosing:
+                    capabilities.experimental = {**(capabilities.experimental or {}), "tools": dict(CAPABILITY)}
+                return capabilities
 
             def create_initialization_options(
                 self,
@@ -310,9 +329,13 @@ class Gateway:
         from greenroom import __version__
 
         offers = self.offers.handlers()  # prompts, resources, completions, subscriptions
-        return GatewayServer(
+        server = GatewayServer(
             name, version=__version__, on_list_tools=self.list_tools, on_call_tool=self.call_tool, **offers
         )
+        if disclosing:
+            for method, (params, handler) in Disclosure(self.runtime, self.listing).handlers().items():
+                server.add_request_handler(method, params, handler)
+        return server
 
 
 __all__ = ["Gateway"]
