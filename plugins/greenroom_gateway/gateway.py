@@ -16,7 +16,11 @@ cache hints (``wire``). Each request is observed by the plugins'
 ``greenroom_serve_request`` (a tracer's server span) in the task that handles it, and
 logged (``requests``). A client has at most so many calls in progress (``ops.limits``);
 one more is an error result at once. Upstream servers nothing is known of are listed once
-the gateway answers (``upstream``).
+the gateway answers (``upstream``). What an upstream server asks during a call
+(``elicitation/create``) goes to the client that made it (``requests.asking``); prompts,
+resources, completions and subscriptions are ``offers``'; with ``--experimental
+progressive-disclosure``, ``disclosure`` answers ``tools/catalog``, ``tools/describe`` and
+``tools/manifest``.
 """
 
 from __future__ import annotations
@@ -124,9 +128,10 @@ class Gateway:
         they change while the body serves (``upstream``), then closed (``aclose``)
         however the body ends."""
         try:
+            updates = self.offers.follow_updates()  # before a server starts: then each may elicit too
             await self.prepare()
-            self.offers.follow_updates()  # before a server starts: then it may elicit too
             async with anyio.create_task_group() as tg:
+                tg.start_soon(self.offers.pass_updates, updates)
                 tg.start_soon(self._list_upstream)
                 changes = upstream_changes(self.runtime)
                 if changes is not None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from greenroom import Runtime
 from greenroom_gateway.requests import connection_of, observing
@@ -32,6 +33,8 @@ log = logging.getLogger("greenroom.serve")
 
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
+MAX_PENDING_UPDATES = 1_000
+"""Resource updates queued for the clients at once; past it one is dropped, with a warning."""
 _HELD = "greenroom.subscriptions"  # a connection's state key: its subscriptions are dropped with it
 
 
@@ -61,20 +64,34 @@ class Offers:
             "on_subscriptions_listen": self.listen,
         }
 
-    def follow_updates(self) -> None:
+    def follow_updates(self) -> MemoryObjectReceiveStream[tuple[str, str]]:
         """Each upstream server's ``notifications/resources/updated`` (told in the MCP
-        host's thread) handed to this loop, to the clients that hold the resource; set
-        before the servers start, it also lets them elicit (``greenroom.kit.call_asker``)."""
+        host's thread, which never waits for a client) queued for ``pass_updates``, at most
+        ``MAX_PENDING_UPDATES`` at once; set before the servers start, it also lets them
+        elicit (``greenroom.kit.call_asker``)."""
+        send, receive = anyio.create_memory_object_stream[tuple[str, str]](MAX_PENDING_UPDATES)
         token = anyio.lowlevel.current_token()
+
+        def put(update: tuple[str, str]) -> None:
+            try:
+                send.send_nowait(update)
+            except anyio.WouldBlock:
+                log.warning("MCP server %r: an update of %r was dropped (%d pending)", *update, MAX_PENDING_UPDATES)
 
         def heard(server: Any, uri: str) -> None:
             try:
-                anyio.from_thread.run(self.subscriptions.updated, server.name, uri, token=token)
+                anyio.from_thread.run_sync(put, (server.name, uri), token=token)
             except Exception:  # the gateway is stopping
                 log.debug("a resource update was not handed on", exc_info=True)
 
         for server in self.upstream.servers.values():
             server.on_resource_updated = heard
+        return receive
+
+    async def pass_updates(self, updates: MemoryObjectReceiveStream[tuple[str, str]]) -> None:
+        """The updates, in the order the servers sent them, to the clients that hold the resource."""
+        async for server, uri in updates:
+            await self.subscriptions.updated(server, uri)
 
     # -- prompts and resources ---------------------------------------------------------------
     async def list_prompts(

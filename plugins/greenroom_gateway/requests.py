@@ -70,6 +70,13 @@ class Asking:
         self.ctx = ctx
         self._open: set[anyio.CancelScope] = set()
 
+    def __eq__(self, other: object) -> bool:
+        """The calls of one connection ask one client (a question goes on either's stream)."""
+        return isinstance(other, Asking) and connection_of(other.ctx) is connection_of(self.ctx)
+
+    def __hash__(self) -> int:
+        return id(connection_of(self.ctx))
+
     def refusal(self, params: Any) -> str | None:
         """Why this client cannot be asked ``params``; None when it can."""
         session, name = self.ctx.session, client_name_of(self.ctx) or "the client"

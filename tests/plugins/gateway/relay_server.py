@@ -43,6 +43,7 @@ async def call_tool(ctx: Any, params: t.CallToolRequestParams) -> t.CallToolResu
         return _text("touched")
     if params.name == "when_file":
         path = Path(str(args["path"]))
+        path.with_name(path.name + ".waiting").write_text("waiting")
         while not path.exists():  # the test makes it once the client's stream has dropped
             await anyio.sleep(0.02)
         return _text(f"found {path.name}")

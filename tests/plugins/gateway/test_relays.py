@@ -52,6 +52,31 @@ async def test_an_upstream_question_reaches_the_client_that_made_the_call_and_it
     assert asked == ["Who is booking?"]
 
 
+async def test_a_client_with_another_call_in_progress_on_that_server_is_still_asked(
+    tmp_path: Path, gr_home: Path
+) -> None:
+    async def answer(context: Any, params: t.ElicitRequestParams) -> t.ElicitResult:
+        return t.ElicitResult(action="accept", content={"name": "Grace"})
+
+    flag = tmp_path / "done.flag"
+    async with stdio_gateway(relay_config(tmp_path), elicitation_callback=answer) as client:
+        waiting: list[t.CallToolResult] = []
+        async with anyio.create_task_group() as tg:
+
+            async def wait_for_flag() -> None:
+                waiting.append(await client.call_tool("relay__when_file", {"path": str(flag)}))
+
+            tg.start_soon(wait_for_flag)
+            with anyio.fail_after(20):  # the first call is in progress on the server
+                while not (tmp_path / "done.flag.waiting").exists():
+                    await anyio.sleep(0.02)
+            # both calls are this client's: the question is its own, whichever call asked
+            asked = await client.call_tool("relay__ask_name", {"why": "Who?"})
+            flag.write_text("done")
+    assert text_of(asked) == "accept: Grace"
+    assert text_of(waiting[0]) == "found done.flag"
+
+
 async def test_a_client_that_cannot_elicit_is_never_asked_and_the_call_says_why(tmp_path: Path, gr_home: Path) -> None:
     async with stdio_gateway(relay_config(tmp_path), client="plain-client") as client:
         result = await client.call_tool("relay__ask_name", {"why": "Who is booking?"})

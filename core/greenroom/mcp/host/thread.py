@@ -156,15 +156,25 @@ def asked_in_caller_loop(ask: Asker | None) -> Asker | None:
     question is put to the caller's loop, and its answer awaited in a worker thread, so
     a person who takes minutes to answer holds neither loop (a call that gives up first
     abandons the wait; the caller's side ends its own question)."""
-    if ask is None:
-        return None
-    token = anyio.lowlevel.current_token()
+    return None if ask is None else _AskedThere(ask, anyio.lowlevel.current_token())
 
-    async def relay(params: Any) -> Any:
-        put = functools.partial(anyio.from_thread.run, cast(Any, ask), params, token=token)
+
+class _AskedThere:
+    """An asker reached from the host loop; equal to another for the same asker (the calls
+    of one client are one asker to their server, ``Connection.elicit``)."""
+
+    def __init__(self, ask: Asker, token: Any) -> None:
+        self.ask, self.token = ask, token
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _AskedThere) and other.ask == self.ask
+
+    def __hash__(self) -> int:
+        return hash(self.ask)
+
+    async def __call__(self, params: Any) -> Any:
+        put = functools.partial(anyio.from_thread.run, cast(Any, self.ask), params, token=self.token)
         return await anyio.to_thread.run_sync(put, abandon_on_cancel=True)
-
-    return relay
 
 
 __all__ = ["CLOSE_TIMEOUT", "McpHost", "asked_in_caller_loop", "in_caller_loop"]
