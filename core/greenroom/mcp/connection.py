@@ -155,7 +155,7 @@ async def run_session(
     ``started``), and hold the session until ``conn.stop`` is set. The server's
     ``notifications/tools/list_changed`` calls ``on_tools_changed``, its
     ``notifications/resources/updated`` ``on_resource_updated`` (both in this loop).
-    With ``on_resource_updated`` (a gateway relays), greenroom says it can elicit: the
+    With ``on_resource_updated`` (greenroom serve relays), greenroom says it can elicit: the
     server's ``elicitation/create`` goes to the asker of the call (``Connection.elicit``)."""
 
     async def heard(message: mcp_types.ServerNotification | Exception) -> None:

@@ -98,7 +98,7 @@ class McpServer:
         self._last_error: McpStartError | None = None
         self.starts = 0  # how many sessions were opened (tests and diagnostics)
         self.on_change: Callable[[McpServer], None] = lambda server: None  # told (host thread) of changed tools
-        self.on_resource_updated: Callable[[McpServer, str], None] | None = None  # a relaying gateway's (host thread)
+        self.on_resource_updated: Callable[[McpServer, str], None] | None = None  # set by a relay (host thread)
         follow = functools.partial(ListFollower, timeout=config.timeout, redact=self._redact)
         self._follower = follow(self.name, self._relist_live, self._host)
         self._again = "reconnected" if config.url else "restarted"
