@@ -125,3 +125,14 @@ async def test_an_update_reaches_only_the_clients_subscribed_to_that_resource(tm
             assert a.uris == ["notes://a"]  # unsubscribed: the second update of a reached nobody
     finally:
         gateway.stop()
+
+
+async def test_a_client_holds_so_many_subscriptions_and_no_more(tmp_path: Path, gr_home: Path) -> None:
+    async with stdio_gateway(relay_config(tmp_path)) as client:
+        for i in range(100):  # each a resource of the server's template
+            await client.subscribe_resource(f"weather://c{i}/today")
+        await client.subscribe_resource("weather://c0/today")  # held already: not one more
+        with pytest.raises(Exception, match="this client holds 100 resource subscriptions, the gateway's limit"):
+            await client.subscribe_resource("weather://c100/today")
+        await client.unsubscribe_resource("weather://c0/today")
+        await client.subscribe_resource("weather://c100/today")

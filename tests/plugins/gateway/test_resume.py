@@ -76,3 +76,26 @@ async def test_a_dropped_stream_resumes_with_last_event_id_and_only_for_its_sess
                 assert await replayed(http, gateway.url, theirs, first.id) == []
     finally:
         gateway.stop()
+
+
+async def test_the_event_store_keeps_so_many_events_for_so_long() -> None:
+    from mcp_types.jsonrpc import JSONRPCNotification
+
+    from greenroom_gateway.resume import Owner, _owner, event_store
+
+    store = event_store(max_events=3, max_age=60.0)
+    now = [0.0]
+    store.clock = lambda: now[0]  # type: ignore[attr-defined]
+    token = _owner.set(Owner("session-1"))  # as if stored and replayed in that session's requests
+    note = JSONRPCNotification(jsonrpc="2.0", method="notifications/progress", params={"progress": 1})
+    ids = [await store.store_event("7", None)] + [await store.store_event("7", note) for _ in range(4)]
+    got: list[Any] = []
+
+    async def keep(event: Any) -> None:
+        got.append(event.event_id)
+
+    assert await store.replay_events_after(ids[0], keep) is None  # the oldest went: three are kept
+    assert await store.replay_events_after(ids[2], keep) == "7" and got == ids[3:]
+    now[0] = 61.0  # past their age, every event goes
+    assert await store.replay_events_after(ids[3], keep) is None
+    _owner.reset(token)
