@@ -20,6 +20,7 @@ from support.gr_testutil import free_port, lines_until_ready
 SERVE_TESTS = Path(__file__).resolve().parents[1] / "plugins" / "gateway"
 RICH_SERVER = SERVE_TESTS / "rich_server.py"
 HOLD_SERVER = SERVE_TESTS / "hold_server.py"
+RELAY_SERVER = SERVE_TESTS / "relay_server.py"
 _rich = runpy.run_path(str(RICH_SERVER))  # its constants, to compare what came through
 PNG: str = _rich["PNG"]
 WAV: str = _rich["WAV"]
@@ -60,6 +61,16 @@ def hold_config(folder: Path, extra: str = "", agent_id: str = "ops") -> Path:
     return path
 
 
+def relay_config(folder: Path, extra: str = "") -> Path:
+    """A config whose one upstream server is relay_server.py (``relay``, not deferred)."""
+    path = folder / "gateway.toml"
+    body = (
+        f'[[tools.mcp]]\nname = "relay"\ncommand = {sys.executable!r}\nargs = [{str(RELAY_SERVER)!r}]\ndefer = false\n'
+    )
+    path.write_text('[agent]\nid = "gw"\nmodel = "scripted:"\n\n' + body + extra, encoding="utf-8")
+    return path
+
+
 def priors_sessions(home: Path) -> int:
     """How many sessions the priors in ``home``'s SQLite store learned from (0: none)."""
     import json
@@ -78,16 +89,17 @@ def serve_argv(config: Path, *extra: str) -> list[str]:
 
 @asynccontextmanager
 async def stdio_gateway(
-    config: Path, *extra: str, on_message: Any = None, client: str = "test-client"
+    config: Path, *extra: str, on_message: Any = None, client: str = "test-client", **session: Any
 ) -> AsyncIterator[Any]:
-    """An initialised SDK ``ClientSession`` to ``greenroom serve CONFIG`` over stdio."""
+    """An initialised SDK ``ClientSession`` to ``greenroom serve CONFIG`` over stdio
+    (``session``: more of ``ClientSession``'s keywords, its callbacks say)."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     from mcp_types import Implementation
 
     params = StdioServerParameters(command=sys.executable, args=serve_argv(config, *extra)[1:], env=dict(os.environ))
     async with stdio_client(params) as (read, write):
-        kw: dict[str, Any] = {"client_info": Implementation(name=client, version="1")}
+        kw: dict[str, Any] = {"client_info": Implementation(name=client, version="1"), **session}
         if on_message is not None:
             kw["message_handler"] = on_message
         async with ClientSession(read, write, **kw) as session:
@@ -130,8 +142,10 @@ class HttpGateway:
 
 
 @asynccontextmanager
-async def http_client(url: str, token: str | None = None, *, on_message: Any = None) -> AsyncIterator[Any]:
-    """An initialised SDK ``ClientSession`` over streamable HTTP."""
+async def http_client(
+    url: str, token: str | None = None, *, on_message: Any = None, **session: Any
+) -> AsyncIterator[Any]:
+    """An initialised SDK ``ClientSession`` over streamable HTTP (``session``: more of its keywords)."""
     import httpx2
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
@@ -142,9 +156,9 @@ async def http_client(url: str, token: str | None = None, *, on_message: Any = N
         streamable_http_client(url, http_client=http) as (read, write),
     ):
         kw: dict[str, Any] = {"message_handler": on_message} if on_message is not None else {}
-        async with ClientSession(read, write, **kw) as session:
-            session.init = await session.initialize()  # type: ignore[attr-defined]
-            yield session
+        async with ClientSession(read, write, **kw, **session) as client:
+            client.init = await client.initialize()  # type: ignore[attr-defined]
+            yield client
 
 
 def inspector_binary() -> str | None:

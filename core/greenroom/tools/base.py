@@ -182,6 +182,15 @@ progress_listener: ContextVar[Progress | None] = ContextVar("greenroom_progress_
 """Who hears the progress of the calls made in this context (``greenroom serve`` sets it
 to the MCP client's request); a call's ``ToolCallContext.progress`` comes from it."""
 
+Asker = Callable[[Any], Awaitable[Any]]
+"""Put a question a call's source asks to the person behind the call: an MCP server's
+``elicitation/create`` params in, its answer out (an ``ElicitResult``, or the
+``ErrorData`` that refuses it)."""
+
+call_asker: ContextVar[Asker | None] = ContextVar("greenroom_call_asker", default=None)
+"""Who the calls made in this context can ask (``greenroom serve`` sets it to the MCP
+client that made the call); None: nobody, and a server that asks is refused."""
+
 
 @attrs.frozen
 class ToolCallContext(Generic[RunT]):
