@@ -103,7 +103,7 @@ def worker_steps(catalog: str, strategy: str, steps: int, repeat: int, priors: s
     from greenroom.config import AgentConfig
     from greenroom.models import ModelResponse
     from greenroom.providers.scripted import PolicyModel, turn_from_record
-    from greenroom.run.runtime import Runtime
+    from greenroom import Runtime  # the public face: a baseline checkout may keep it elsewhere
     from greenroom.tools import load_catalog
 
     @tool
