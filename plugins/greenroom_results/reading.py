@@ -22,13 +22,16 @@ import re
 import time
 from bisect import bisect_right
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
-import regex
 
 from greenroom import RunContext, ToolResult
 from greenroom.kit import count_tokens_upto
 from greenroom_results.kept import NotKept, read
+
+if TYPE_CHECKING:
+    import regex
 
 LINE_CHARS = 1000
 DEFAULT_LIMIT = 200
@@ -73,6 +76,8 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
             asked *= max([int(n) for n in m.groups() if n] or [1])
     if asked > MAX_REPEAT:
         raise PatternError(f"its counted repeats ({{n}}) ask for {asked:,} repetitions in all; at most {MAX_REPEAT:,}")
+    import regex  # here, not at the top: it costs 20 ms to import, and few runs read a pattern
+
     try:
         return regex.compile(pattern, regex.MULTILINE)
     except regex.error as exc:
