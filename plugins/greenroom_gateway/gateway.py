@@ -36,6 +36,7 @@ from greenroom_gateway.oauth.views import ScopeRules, caller_of, refused
 from greenroom_gateway.ops.limits import MAX_CALLS_PER_CLIENT, Calls, client_key
 from greenroom_gateway.requests import client_name_of, connection_of, note_caller, observing, progress_to, sessionless
 from greenroom_gateway.sessions import MAX_CALLERS, Limits, LogicalRuns
+from greenroom_gateway.skills import GatewaySkills
 from greenroom_gateway.upstream import FirstListing, Upstream, upstream_changes
 from greenroom_gateway.wire import (
     NOT_CACHEABLE,
@@ -95,6 +96,8 @@ class Gateway:
         """Whether what a caller is offered depends on who it is (priors per client, views
         by scope): then its cached lists are ``private``."""
         self.server = self._build(name)
+        self.skills = GatewaySkills(self)  # skills/list, skills/get, their files (``skills``)
+        self.skills.install(self.server)
 
     def new_run(self, client_name: str | None = None, caller: Caller | None = None) -> ClientRun:
         """A client's run, for ``caller`` and with the view its scopes allow."""

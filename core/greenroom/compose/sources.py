@@ -155,7 +155,8 @@ def build_tools(cfg: RuntimeConfig, check: Findings | None = None) -> list[Tool]
 
 
 def build_groups(cfg: RuntimeConfig, check: Findings | None = None) -> list[ToolGroup]:
-    """Groups behind Python loaders (``[[tools.groups]]``); every bad group at once."""
+    """Groups behind Python loaders (``[[tools.groups]]``) and the local skills
+    (``[skills] folders``); every bad group at once."""
     out: list[ToolGroup] = []
     errors: list[ConfigError] = []
     for i, g in enumerate(cfg.tools.groups):
@@ -184,9 +185,29 @@ def build_groups(cfg: RuntimeConfig, check: Findings | None = None) -> list[Tool
                 defer=g.defer,
             )
         )
+    if cfg.skills.folders:
+        try:
+            out.append(_local_skills(cfg))
+        except ConfigError as exc:
+            errors.append(exc)
     if errors:
         raise ConfigErrors(errors)
     return out
+
+
+def _local_skills(cfg: RuntimeConfig) -> ToolGroup:
+    """The skills group of ``[skills] folders`` (``greenroom.skills.folder``)."""
+    from greenroom.skills.folder import LOCAL_GROUP, FolderSkills
+    from greenroom.skills.tool import skill_group
+
+    folders = []
+    for i, folder in enumerate(cfg.skills.folders):
+        where = f"skills.folders[{i}]"
+        path = cfg.dir_of(where) / folder
+        if not path.is_dir():
+            raise ConfigError(f"{path} is not a folder of skills", file=cfg.origin(where), path=where)
+        folders.append(path)
+    return skill_group(FolderSkills(folders), LOCAL_GROUP, "local skills")
 
 
 def _loader(func: Any, ref: str) -> Any:

@@ -12,7 +12,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import IO, Any, NamedTuple, cast
 
@@ -39,14 +39,19 @@ from greenroom.mcp.sdk import (
     streamable_http_client,
 )
 from greenroom.mcp.sdk_private import absorb_tools, raw_request
+from greenroom.skills.entry import SKILLS_EXTENSION
 from greenroom.tools import ToolResult
 
 log = logging.getLogger(__name__)
 
 CLIENT_INFO = mcp_types.Implementation(name="greenroom", version="0")
+EXTENSIONS: dict[str, dict[str, Any]] = {SKILLS_EXTENSION: {}}
+"""The extensions greenroom's sessions take part in: skills (``greenroom.skills.mcp``)."""
 _MAX_LIST_PAGES = 100_000
 """Pages of one listing at most (a server that lists 100,000 tools ten at a time still fits)."""
 _STDERR_TAIL = 1500
+SessionTask = Callable[[ClientSession], Coroutine[Any, Any, None]]
+"""What runs beside a session once it started (``run_session``'s ``then``)."""
 
 
 @attrs.define(eq=False)
@@ -124,11 +129,14 @@ async def run_session(
     redact: Redactor,
     *,
     on_tools_changed: Callable[[], None] = lambda: None,
+    then: SessionTask | None = None,
     task_status: TaskStatus[None],
 ) -> None:
     """The dedicated task that owns one session: open, initialise and list (then report
     ``started``), and hold the session until ``conn.stop`` is set. The server's
-    ``notifications/tools/list_changed`` calls ``on_tools_changed`` (in this loop)."""
+    ``notifications/tools/list_changed`` calls ``on_tools_changed`` (in this loop); ``then``
+    runs beside the session once it started (its skills listed), until it ends; it must
+    let nothing escape."""
 
     async def heard(message: mcp_types.ServerNotification | Exception) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
@@ -155,7 +163,9 @@ async def run_session(
                 )
                 read, write = await stack.enter_async_context(stdio_client(params, errlog=cast(Any, conn.errlog)))
             session = await stack.enter_async_context(
-                ClientSession(Rereading(read), write, client_info=CLIENT_INFO, message_handler=heard)
+                ClientSession(
+                    Rereading(read), write, client_info=CLIENT_INFO, message_handler=heard, extensions=EXTENSIONS
+                )
             )
             init = await session.initialize()
             listing = await list_server(session, init)
@@ -163,7 +173,11 @@ async def run_session(
             on_listing(listing)
             started = True
             task_status.started()
-            await conn.stop.wait()
+            async with anyio.create_task_group() as beside:
+                if then is not None:
+                    beside.start_soon(then, session)
+                await conn.stop.wait()
+                beside.cancel_scope.cancel()
     except BaseException as exc:
         if not started or isinstance(exc, anyio.get_cancelled_exc_class()):
             raise
@@ -361,4 +375,4 @@ def start_failure_reason(config: McpServerConfig, exc: BaseException) -> str:
     return f"{type(leaf).__name__}: {leaf}"
 
 
-__all__ = ["CLIENT_INFO", "Connection", "list_server", "run_session", "start_failure_reason"]
+__all__ = ["CLIENT_INFO", "Connection", "SessionTask", "list_server", "run_session", "start_failure_reason"]

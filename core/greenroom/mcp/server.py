@@ -22,7 +22,7 @@ import attrs
 from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
 from greenroom.mcp.cache import read_cached_listing, write_cached_listing
-from greenroom.mcp.connection import Connection, list_server, run_session, start_failure_reason
+from greenroom.mcp.connection import Connection, SessionTask, list_server, run_session, start_failure_reason
 from greenroom.mcp.errors import McpError, McpStartError, describe_target, quiet_stdout_noise, server_secrets, serving
 from greenroom.mcp.following import ListFollower
 from greenroom.mcp.host.thread import CLOSE_TIMEOUT, McpHost, in_caller_loop
@@ -89,8 +89,7 @@ class McpServer:
         self._redact_result = Redactor(self.secrets)
         self._listing: McpListing | None = read_cached_listing(config, base_dir)
         self._listed = ListedTools()
-        # host-loop state
-        self._conn: Connection | None = None
+        self._conn: Connection | None = None  # host-loop state from here on
         self._starting: _Start | None = None
         self._retiring: set[Connection] = set()  # replaced connections still shutting down
         self._lock: anyio.Lock | None = None
@@ -98,6 +97,7 @@ class McpServer:
         self._last_error: McpStartError | None = None
         self.starts = 0  # how many sessions were opened (tests and diagnostics)
         self.on_change: Callable[[McpServer], None] = lambda server: None  # told (host thread) of changed tools
+        self.then: SessionTask | None = None  # runs beside each session once it started (its skills listed)
         self._follower = ListFollower(
             self.name, self._relist_live, self._host, timeout=config.timeout, redact=self._redact
         )
@@ -300,7 +300,7 @@ class McpServer:
         named = serving.set(self.name)  # the session's tasks (the SDK's reader too) know whose they are
         try:
             with anyio.fail_after(self.config.connect_timeout):
-                session = functools.partial(run_session, on_tools_changed=self._follower.changed)
+                session = functools.partial(run_session, on_tools_changed=self._follower.changed, then=self.then)
                 await self._host.task_group.start(
                     session, self.config, self.base_dir, conn, self._set_listing, self._redact
                 )

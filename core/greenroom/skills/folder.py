@@ -1,0 +1,121 @@
+"""Skills from folders on disk (``[skills] folders``): each sub-folder holding a
+``SKILL.md`` is a skill, in the Agent Skills layout SEP-2640 serves.
+
+A skill's ``SKILL.md`` must begin with YAML front matter whose ``name`` is the folder's
+name and which has a ``description``; every other file in the folder (hidden ones left
+out) is one of its files. The folders are read once, when the runtime is built: each
+skill becomes an entry whose files carry their sha256 digests (``skill://NAME/PATH``),
+and a file that changed on disk since is refused when read, as a server's would be.
+What cannot be a skill is left out with a warning that names the file and why; a skill
+over the limits (512 files, 16 MiB) is listed and refused when loaded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from greenroom.mcp.naming import ToolNamer
+from greenroom.skills.entry import (
+    MAX_SKILL_BYTES,
+    MAX_SKILL_FILES,
+    MAX_SKILLS,
+    SKILL_FILE,
+    SkillEntry,
+    SkillError,
+    SkillFile,
+    front_matter,
+    sha256_digest,
+)
+from greenroom.skills.tool import SkillTool, checked
+
+log = logging.getLogger(__name__)
+
+LOCAL_GROUP = "skills"
+"""The group id of the local skills."""
+
+
+class FolderSkills:
+    """The skills of the local folders (a ``SkillSource``)."""
+
+    label = "local"
+    origin = "the local skills folder"
+
+    def __init__(self, folders: Sequence[Path], reserved: Sequence[str] = ()) -> None:
+        self._paths: dict[str, Path] = {}
+        entries: list[SkillEntry] = []
+        for folder in folders:
+            if not folder.is_dir():
+                raise ValueError(f"{folder} is not a folder")
+            for skill in sorted(p for p in folder.iterdir() if (p / SKILL_FILE).is_file()):
+                if len(entries) >= MAX_SKILLS:
+                    log.warning("more than %d local skills: %s and the rest are left out", MAX_SKILLS, skill)
+                    break
+                entry = self._read(skill, {e.uri for e in entries})
+                if entry is not None:
+                    entries.append(entry)
+        namer = ToolNamer(reserved)
+        seen: dict[str, int] = {}
+        self._tools = []
+        for entry in entries:
+            seen[entry.name] = seen.get(entry.name, 0) + 1
+            name = namer.name(self.label, f"skill:{entry.name}", "bare", seen[entry.name])
+            self._tools.append(SkillTool(self, entry, name, LOCAL_GROUP))
+
+    def _read(self, folder: Path, taken: set[str]) -> SkillEntry | None:
+        """The skill in ``folder``, or None (with a warning saying why it is not one)."""
+        where = folder / SKILL_FILE
+        try:
+            meta = front_matter(where.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            log.warning("%s is not a skill: %s", where, exc)
+            return None
+        if meta.get("name") != folder.name or not isinstance(meta.get("description"), str):
+            log.warning("%s is not a skill: its front matter needs name: %s and a description", where, folder.name)
+            return None
+        uri = f"skill://{folder.name}/{SKILL_FILE}"
+        if uri in taken:
+            log.warning("%s is left out: a skill named %r was found before it", where, folder.name)
+            return None
+        paths = sorted(p for p in folder.rglob("*") if p.is_file() and not _hidden(p.relative_to(folder)))
+        sizes = [p.stat().st_size for p in paths]
+        if len(paths) > MAX_SKILL_FILES or sum(sizes) > MAX_SKILL_BYTES:
+            why = f"it has {len(paths)} files of {sum(sizes):,} bytes, over the limits of a skill "
+            why += f"({MAX_SKILL_FILES} files, {MAX_SKILL_BYTES:,} bytes)"
+            return SkillEntry(uri, meta, (), why)
+        files = []
+        for path in paths:
+            data = path.read_bytes()
+            file = SkillFile(
+                f"skill://{folder.name}/{path.relative_to(folder).as_posix()}", sha256_digest(data), len(data)
+            )
+            self._paths[file.uri] = path
+            files.append(file)
+        return SkillEntry(uri, meta, tuple(files))
+
+    def tools(self) -> Sequence[SkillTool]:
+        return self._tools
+
+    async def refresh(self) -> Sequence[SkillTool]:
+        return self._tools
+
+    async def current(self, entry: SkillEntry) -> SkillEntry:
+        return entry
+
+    async def fetch(self, entry: SkillEntry, file: SkillFile) -> bytes:
+        path = self._paths.get(file.uri)
+        try:
+            data = path.read_bytes() if path is not None else None
+        except OSError as exc:
+            raise SkillError(f"{file.uri} of the local skills cannot be read: {exc}") from None
+        if data is None:
+            raise SkillError(f"{file.uri} is not a file of the local skills")
+        return checked(self.origin, file, data)
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
+
+
+__all__ = ["LOCAL_GROUP", "FolderSkills"]
