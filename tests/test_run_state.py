@@ -12,7 +12,7 @@ from weakref import WeakKeyDictionary
 
 import pytest
 
-from greenroom import Plugin, RunContext, RunKind, Runtime, make_plugin_host, tool
+from greenroom import AgentConfig, Plugin, RunContext, RunKind, Runtime, make_plugin_host, tool
 from greenroom.providers.scripted import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -30,15 +30,23 @@ def send_mail(to: str, body: str) -> str:
     return "sent"
 
 
+@tool(group="mail")
+def read_mailbox() -> str:
+    """Every e-mail in the box (more than a result may hold: it is cut, and kept)."""
+    return "\n".join(f"mail {k}: lunch at noon?" for k in range(3_000))
+
+
 def first_party_plugins(tmp_path: Any) -> list[Plugin]:
     from greenroom_deferred import DeferredToolsPlugin
     from greenroom_priors import PriorsConfig, PriorsPlugin
     from greenroom_ranking import SearchRankingPlugin
+    from greenroom_results import ReadResultPlugin
 
     plugins: list[Plugin] = [
         DeferredToolsPlugin(),
         SearchRankingPlugin(),
         PriorsPlugin(PriorsConfig(store=f"sqlite:///{tmp_path / 'priors.sqlite3'}")),
+        ReadResultPlugin(),
     ]
     try:
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -83,8 +91,9 @@ async def test_no_plugin_keeps_anything_of_a_run_on_itself(tmp_path: Any) -> Non
     plugins = first_party_plugins(tmp_path)
     rt = Runtime(
         model=ScriptedModel([]),
-        tools=[forecast, send_mail],
+        tools=[forecast, send_mail, read_mailbox],
         host=make_plugin_host(records=[], extra=plugins),
+        agent=AgentConfig(max_result_tokens=2_000),
     )
     runs = []
     for _ in range(4):
@@ -93,6 +102,8 @@ async def test_no_plugin_keeps_anything_of_a_run_on_itself(tmp_path: Any) -> Non
         await run.next_request()
         await run.call_tool(run.take_client_call("ToolSearch", {"query": "forecast weather"}))
         await run.call_tool(run.take_client_call("forecast", {"city": "Oslo"}))
+        cut = await run.call_tool(run.take_client_call("read_mailbox", {}))
+        assert "greenroom kept the whole result" in cut.content
         runs.append(run)
     for run in runs[:2]:  # some ended, the others left open (a client that went away)
         await run.end(run.outcome_of("final"))

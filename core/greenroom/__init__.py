@@ -92,6 +92,7 @@ if TYPE_CHECKING:
     from greenroom.run.context import RunOutcome as RunOutcome
     from greenroom.run.context import current_run as current_run
     from greenroom.run.driver import Run as Run
+    from greenroom.run.limits import Truncation as Truncation
     from greenroom.run.policy import HiddenBy as HiddenBy
     from greenroom.run.policy import HideReason as HideReason
     from greenroom.run.policy import ToolPolicy as ToolPolicy
@@ -204,6 +205,7 @@ _EXPORTS: dict[str, str] = {
     "RunOutcome": "greenroom.run.context",
     "current_run": "greenroom.run.context",
     "Run": "greenroom.run.driver",
+    "Truncation": "greenroom.run.limits",
     "RunStream": "greenroom.run.streaming",
     "HiddenBy": "greenroom.run.policy",
     "HideReason": "greenroom.run.policy",

@@ -28,6 +28,8 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import typer
 
     from greenroom.config import ConfigError, RuntimeConfig
@@ -36,7 +38,9 @@ if TYPE_CHECKING:
     from greenroom.models import ModelResponse, ProviderFactory, RequestDraft, ToolCall, ToolPlacement
     from greenroom.plugins.readiness import Readiness
     from greenroom.run.context import Decision, RunContext, RunOutcome
+    from greenroom.run.limits import Truncation
     from greenroom.run.runtime import Runtime
+    from greenroom.run.session import Session
     from greenroom.search import Ranking, ScoredTool, SearchQuery
     from greenroom.state import StateRegistry
     from greenroom.tools import Tool, ToolDescriptor, ToolResult
@@ -47,7 +51,9 @@ from greenroom.plugins.markers import PROJECT as PROJECT
 from greenroom.plugins.markers import hookspec as hookspec
 
 # --------------------------------------------------------------------------------------
-# Contributions: called once when a runtime is built, or when the CLI starts.
+# Contributions: called once when a runtime is built, or when the CLI starts. One that
+# raises as a runtime is built stops it: the error names the plugin, its distribution and
+# the hook.
 # --------------------------------------------------------------------------------------
 
 
@@ -58,9 +64,6 @@ def greenroom_register_state(registry: StateRegistry) -> None:
     Called once per runtime, before any run. Call ``registry.register(Cls, Scope.X)``
     for each attrs class the plugin stores under ``ctx.state`` / ``ctx.session_state``
     / ``ctx.profile_state``.
-
-    If it raises, the runtime is not built; the error names the plugin, its
-    distribution and the hook.
     """
 
 
@@ -73,9 +76,6 @@ def greenroom_tools(tools: ToolSet, groups: Mapping[str, ToolGroup]) -> Iterable
     tool and go through the same placement, validation and gates, and they run with the
     run's context (``ToolCallContext.run``), through which they may call the run's other
     tools as the model would (``RunContext.call_tool``).
-
-    If it raises, the runtime is not built; the error names the plugin, its
-    distribution and the hook.
     """
 
 
@@ -84,9 +84,6 @@ def greenroom_model_providers() -> Mapping[str, ProviderFactory] | None:
     """Contribute model providers by prefix: ``{"openai": factory}``.
 
     ``agent.model = "openai:gpt-4o-mini"`` calls ``factory("gpt-4o-mini", options)``.
-
-    If it raises, the runtime is not built; the error names the plugin, its
-    distribution and the hook.
     """
 
 
@@ -201,6 +198,18 @@ def greenroom_before_tool_execute(ctx: RunContext, call: ToolCall, tool: ToolDes
     """
 
 
+@hookspec(firstresult=True)
+def greenroom_result_cut(ctx: RunContext, call: ToolCall, text: str, cut: Truncation) -> str | None:
+    """Say how the model reads the rest of a cut result (first non-None answer wins).
+
+    Called once per result over ``[agent] max_result_tokens`` (``text``, compacted and
+    masked), once cut (``cut``: what is shown), before AfterToolExecute. A plugin that keeps
+    ``text`` returns the note's last sentence: how to read it by ``call.id``. Otherwise, for
+    an answer much longer than ``cut.advice`` (it would not fit) and when it fails (a
+    ``PluginError`` event names the plugin; the run goes on), the note ends with ``cut.advice``.
+    """
+
+
 @hookspec
 def greenroom_after_tool_execute(ctx: RunContext, call: ToolCall, result: ToolResult) -> None:
     """Observe a finished call: the real tool name, arguments and its result.
@@ -229,6 +238,13 @@ def greenroom_run_end(ctx: RunContext, outcome: RunOutcome) -> None:
     Every implementation is called even when one fails or outlasts ``tool_timeout``:
     each failure is a ``PluginError`` event, and the run's outcome stands.
     """
+
+
+@hookspec
+def greenroom_session_saved(session: Session, path: Path) -> None:
+    """A session was saved to ``path`` (``Session.save``; ``greenroom run --session`` as it
+    ends). Called after the file was written, where ``save`` was: a plain ``def`` that
+    returns at once. A failure is logged, and the session stays saved."""
 
 
 # --------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from greenroom._support.storage import NotARegularFile as NotARegularFile
     from greenroom._support.storage import read_regular_file as read_regular_file
     from greenroom._support.storage import state_dir as state_dir
+    from greenroom._support.storage import write_bytes_atomic as write_bytes_atomic
     from greenroom._support.storage import write_json_atomic as write_json_atomic
     from greenroom.cli.live import LiveView as LiveView
     from greenroom.mcp.observe import McpRequest as McpRequest
@@ -123,6 +124,7 @@ _EXPORTS: dict[str, str] = {
     "SkillSource": "greenroom.skills.tool",
     "SkillTool": "greenroom.skills.tool",
     "state_dir": "greenroom._support.storage",
+    "write_bytes_atomic": "greenroom._support.storage",
     "write_json_atomic": "greenroom._support.storage",
     "FileInUse": "greenroom._support.storage",
     "NotARegularFile": "greenroom._support.storage",

@@ -178,3 +178,16 @@ async def test_a_real_servers_json_result_reaches_the_model_compacted_with_its_v
     sent = json.loads(message.content)
     assert "\n" not in message.content and count_tokens(message.content) < count_tokens(raw.content)
     assert non_empty_leaves(sent) == non_empty_leaves(json.loads(raw.content)) and no_empty_fields(sent)
+
+
+def test_a_config_turns_it_off_or_exempts_tools(tmp_path: Path) -> None:
+    from greenroom.config import ConfigError, RuntimeConfig, ToolsConfig, load_config
+
+    path = tmp_path / "agent.toml"
+    path.write_text("[tools.results]\ncompact = false\nverbatim = ['db_*']\n")
+    assert load_config(path).tools.results == ResultsConfig(compact=False, verbatim=("db_*",))
+    assert RuntimeConfig().tools == ToolsConfig()
+    path.write_text("[tools.results]\nverbatim = ['[']\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert "tools.results.verbatim" in str(caught.value)

@@ -24,8 +24,9 @@ from greenroom_deferred import DeferredToolsPlugin
 from greenroom_gateway import GatewayPlugin
 from greenroom_priors import PriorsPlugin
 from greenroom_ranking import SearchRankingPlugin
+from greenroom_results import ReadResultPlugin
 
-PLUGINS = (DeferredToolsPlugin, SearchRankingPlugin, PriorsPlugin, GatewayPlugin)
+PLUGINS = (DeferredToolsPlugin, SearchRankingPlugin, PriorsPlugin, GatewayPlugin, ReadResultPlugin)
 PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugins"
 KEYWORD = {">=": "minimum", ">": "exclusiveMinimum", "<=": "maximum", "<": "exclusiveMaximum"}
 

@@ -170,16 +170,10 @@ class ResultsConfig:
         compact: JSON results are sent minified, without the fields whose value is
             null, ``""``, ``[]`` or ``{}`` (``false``, ``0`` and every other value stay).
         verbatim: Globs of the tools whose results are sent as the tool gave them.
-        max_kept_bytes: Largest result kept whole when it is over ``[agent]
-            max_result_tokens`` (read back with ``read_result``); a larger one is only cut.
-        max_session_bytes: What one session keeps in all; past it its oldest kept
-            results go first.
     """
 
     compact: bool = True
     verbatim: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_globs)
-    max_kept_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
-    max_session_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=attrs.validators.ge(1))
 
 
 @attrs.frozen
@@ -194,7 +188,7 @@ class ToolsConfig:
         groups: Tool groups behind Python loaders.
         policy: Which of these tools the agent may use (``allow``/``deny`` globs on
             the names the model sees); applied to every source, see docs/security.md.
-        results: What becomes of their results (compaction, results kept whole).
+        results: What becomes of their results (compaction).
     """
 
     python: tuple[str, ...] = ()

@@ -39,8 +39,7 @@ class ToolExecuted(Event):
 
 @attrs.frozen
 class ResultCut(Event):
-    """A tool result was over ``[agent] max_result_tokens`` and was cut to its head and tail
-    (and kept whole, when a tool can read it back)."""
+    """A tool result was over ``[agent] max_result_tokens`` and was cut to its head and tail."""
 
     kind: str = attrs.field(init=False, default="result_cut")
     step: int = 0
@@ -52,14 +51,11 @@ class ResultCut(Event):
     kept_tokens: int = 0
     omitted_tokens: int = 0
     """Estimated from the kept text's tokens per character (the left-out text is not counted)."""
-    kept_whole: bool = False
-    """The whole result was kept in the state folder, to be read back by its call id."""
 
     def describe(self) -> str:
         return (
             f"  cut {self.tool}'s result: kept {self.kept_chars:,} of {self.original_chars:,} chars "
             f"({self.kept_tokens:,} tokens, limit {self.limit:,})"
-            + ("; the whole result is kept" if self.kept_whole else "")
         )
 
     @property

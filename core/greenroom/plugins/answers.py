@@ -55,6 +55,12 @@ def _scored(answer: Any) -> Any:
     return answer
 
 
+def _text(answer: Any) -> Any:
+    if not isinstance(answer, str):
+        raise _wrong(answer, "a str or None")
+    return answer
+
+
 def _mapping(answer: Any) -> Any:
     if not isinstance(answer, Mapping):
         raise _wrong(answer, "a mapping or None")
@@ -79,6 +85,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "greenroom_hidden_tools": _names,
     "greenroom_before_tool_execute": _of("Decision", "greenroom.run.context"),
     "greenroom_resolve_tool_call": _of("ToolCall", "greenroom.models"),
+    "greenroom_result_cut": _text,
     "greenroom_rank_tools": _of("Ranking", "greenroom.search"),
     "greenroom_search_tools": _scored,
     "greenroom_tools": _tools,

@@ -18,6 +18,7 @@ RUN_HOOKS = frozenset(
         "greenroom_after_inference",
         "greenroom_resolve_tool_call",
         "greenroom_before_tool_execute",
+        "greenroom_result_cut",
         "greenroom_after_tool_execute",
         "greenroom_run_end",
         "greenroom_rank_tools",

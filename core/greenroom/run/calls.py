@@ -15,8 +15,8 @@ emitted, and the run goes on. Anything else that fails from resolve to the resul
 ``InternalError`` event whose traceback stays in the trace (an event listener that fails,
 a trace on a full disk say, still ends the run: what happens could not be recorded).
 Every result, whatever produced it, is compacted (``[tools.results]``), then cut to
-``[agent] max_result_tokens`` (``greenroom.run.limits``; kept whole when a tool can read it
-back, ``greenroom.results.fitting``), its images and sounds counted against the same limit;
+``[agent] max_result_tokens`` (``greenroom.run.limits``; a plugin may keep the whole and
+say how to read it, ``greenroom.results.fitting``), its images and sounds counted against the same limit;
 they reach the model on the tool message (``Message.parts``), and events only name them.
 """
 
@@ -296,7 +296,7 @@ class ToolCalls:
     async def _bound(self, ctx: RunContext, call: ToolCall, result: ToolResult) -> ToolResult:
         """The result compacted, masked and cut to ``max_result_tokens``, whichever source
         produced it: its images and sounds first (those that do not fit beside its text are
-        left out), then its text (kept whole first, when a tool of the run can read it)."""
+        left out), then its text (``greenroom.results.fitting``)."""
         result = self._masked(await compacted(result, call.name, self._rt.results))
         limit = self._rt.agent.max_result_tokens
         result, dropped = bound_parts(result, limit, model_family(self._rt.model))
@@ -312,7 +312,7 @@ class ToolCalls:
                     dropped_tokens=dropped.dropped_tokens,
                 )
             )
-        bounded, cut, kept = await fit(self._rt, ctx._session, ctx.tools, call, result, limit)
+        bounded, cut = await fit(self._rt.host, ctx, call, result, limit)
         if cut is not None:
             ctx.emit(
                 ev.ResultCut(
@@ -324,7 +324,6 @@ class ToolCalls:
                     kept_chars=cut.head_chars + cut.tail_chars,
                     kept_tokens=cut.kept_tokens,
                     omitted_tokens=cut.omitted_tokens,
-                    kept_whole=kept is not None,
                 )
             )
         return bounded

@@ -92,8 +92,8 @@ class RunOutcome:
 class RunContext:
     """What plugins see of a run: the whole plugin surface. Tools never see this.
 
-    Identity: ``run_id``, ``session_id``, ``input``, ``step``, ``agent``, ``kind`` (who
-    takes the turns: a model, an MCP client, or nobody in a preview).
+    Identity: ``run_id``, ``session_id``, ``session_file``, ``input``, ``step``, ``agent``,
+    ``kind`` (who takes the turns: a model, an MCP client, or nobody in a preview).
     State: ``state`` (this run), ``session_state``, ``profile_state``, and the shared
     vocabulary ``usage`` (calls of this run) and ``priors`` (learned per agent).
     Tools, scoped: ``tools`` (the loaded tools this agent may use),
@@ -102,8 +102,7 @@ class RunContext:
     ``group_of``, ``load_group``; ``hidden`` and ``scope`` say what is left out and why.
     The model: ``model_name``, ``hosted_tool_search`` and ``hosted_programmatic_calls``.
     Doing things: ``emit`` an event, ``search`` through the ranking hooks, ``call_tool``
-    (a tool of the run, by name, as the model's call would go), ``read_result`` (what was
-    kept of a result greenroom cut), ``call_hook`` (a
+    (a tool of the run, by name, as the model's call would go), ``call_hook`` (a
     contribution hook, such as one a plugin declared), ``on_close`` (release something
     when the runtime closes), ``config_dir`` (where a config key's relative paths point).
     """
@@ -147,6 +146,12 @@ class RunContext:
     @property
     def session_id(self) -> str:
         return self._session.id
+
+    @property
+    def session_file(self) -> Path | None:
+        """The file this run's session was resumed from, is held at or was saved to last
+        (``Session.file``); None for a session that has none yet."""
+        return self._session.file
 
     @property
     def agent(self) -> AgentConfig:
@@ -276,29 +281,6 @@ class RunContext:
     ) -> tuple[list[ScoredTool], list[Ranking]]:
         """Rank candidates through the search hooks (keyword fallback when no ranker)."""
         return await search_tools(self._parts.host, query, candidates, self)
-
-    async def read_result(
-        self, call_id: str, *, offset: int | None = None, limit: int | None = None, pattern: str | None = None
-    ) -> ToolResult:
-        """Read what was kept of the result of ``call_id`` (a result over ``[agent]
-        max_result_tokens`` that greenroom cut, in this session): its lines from ``offset``
-        (from 1, ``limit`` of them), or with ``pattern`` the lines a regular expression
-        matches from there, with a little context. Bounded below the result limit; an
-        error result says why nothing can be read (none kept for that id in this session,
-        a tool this run may not use made it, a bad pattern). ``greenroom.results.reading``."""
-        from greenroom.results.reading import read_kept
-
-        hidden, limit_tokens = self.hidden, self._parts.agent.max_result_tokens
-        return await read_kept(
-            self._parts.kept,
-            self.session_id,
-            hidden,
-            call_id,
-            offset=offset,
-            limit=limit,
-            pattern=pattern,
-            max_tokens=limit_tokens,
-        )
 
     async def call_tool(self, name: str, arguments: object = None) -> ToolResult:
         """Call a tool this run may call, by name, exactly as a call of the model would go

@@ -291,8 +291,6 @@ class Run:
                     )
                 )
                 ctx.closed = True  # the trace ends here, whatever a hook left running says later
-            if self.kind is RunKind.CLIENT:  # an MCP client's session ends with its run
-                await self.parts.kept.forget(self.session.id)
         return outcome
 
     def outcome_of(self, stop_reason: Any, text: str = "") -> RunOutcome:

@@ -1,6 +1,6 @@
 """Bounds on what reaches the model: a tool result over ``[agent] max_result_tokens`` is cut
 (its head and tail kept, with a note the model reads; its last sentence says how to read
-more, which ``greenroom.results.fitting`` gives when the whole result was kept), the images
+more, which a plugin may say, ``greenroom.results.fitting``), the images
 and sounds of a result count against the same limit (``bound_parts``: those that do not
 fit beside its text are left out, and the text says so), and a user input over ``[agent]
 max_input_tokens`` is refused before any model call.
@@ -12,8 +12,6 @@ costs about what a result just over the limit does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import attrs
 
 from greenroom.tokens.counting import count_tokens_upto, prefix_within, suffix_within, surely_within
@@ -21,7 +19,8 @@ from greenroom.tokens.media import media_tokens
 from greenroom.tools import ToolResult
 
 NOTE_TOKENS = 200
-"""Room kept for the note and the marker, so the cut result with them stays within the limit."""
+"""Room kept for the note and the marker, so the cut result with them stays within the limit
+(a plugin's last sentence for the note included, when it is not much longer than ``ADVICE``)."""
 
 HEAD_SHARE = 0.75
 """The head gets most of the room (what a tool says first is usually what was asked for);
@@ -51,7 +50,8 @@ class Truncation:
     kept_tokens: int
     omitted_tokens: int
     advice: str = ADVICE
-    """How to read more: the note's last sentence (where the whole result was kept, say)."""
+    """How to read more: the note's last sentence (a plugin's, where it kept the whole result);
+    empty when the limit left no room for a note."""
 
     @property
     def omitted_chars(self) -> int:
@@ -73,12 +73,9 @@ class Truncation:
         return f"[... {self.omitted_chars:,} characters (about {self.omitted_tokens:,} tokens) left out here ...]"
 
 
-def bound_result(
-    result: ToolResult, max_tokens: int, advise: Callable[[Truncation], str] | None = None
-) -> tuple[ToolResult, Truncation | None]:
+def bound_result(result: ToolResult, max_tokens: int) -> tuple[ToolResult, Truncation | None]:
     """``result`` as the model may read it: unchanged when its content is within
     ``max_tokens``, else cut to its head and tail with a note, and the cut as data.
-    ``advise`` gives the note's last sentence for a cut (``ADVICE`` without it).
 
     A cut result carries no structured content: that is the whole value the content was
     rendered from, and handing on all of it would undo the cut.
@@ -89,19 +86,32 @@ def bound_result(
         return result, None
     room = max(1, max_tokens - NOTE_TOKENS)
     for _ in range(4):
-        content, cut = _cut(text, room, max_tokens, advise)
+        cut = _cut(text, room, max_tokens)
+        content = rendered(text, cut)
         # the note's numbers and line breaks re-encode a little differently: check the whole
-        if count_tokens_upto(content, max_tokens) is not None:
+        if content is not None:
             return ToolResult(content=content, is_error=result.is_error), cut
         room = room * 3 // 4
     # a limit too small for any note: what fits of the head, and nothing else
     head_end, head_tokens = prefix_within(text, max_tokens)
     omitted = round((len(text) - head_end) * head_tokens / head_end) if head_end else 0
-    cut = Truncation(max_tokens, len(text), head_end, 0, head_tokens, omitted)
+    cut = Truncation(max_tokens, len(text), head_end, 0, head_tokens, omitted, advice="")
     return ToolResult(content=text[:head_end], is_error=result.is_error), cut
 
 
-def _cut(text: str, room: int, limit: int, advise: Callable[[Truncation], str] | None) -> tuple[str, Truncation]:
+def rendered(text: str, cut: Truncation) -> str | None:
+    """What the model reads of ``text`` cut as ``cut`` says (the note, the head, the marker
+    where the left-out text was, the tail), or None when that is over the cut's limit."""
+    tail_start = len(text) - cut.tail_chars
+    head, tail = text[: cut.head_chars], text[tail_start:] if cut.tail_chars else ""
+    content = f"{cut.note()}\n{head}"
+    if tail:
+        separator = "" if head.endswith("\n") else "\n"
+        content += f"{separator}{cut.marker()}\n{tail}"
+    return content if count_tokens_upto(content, cut.limit) is not None else None
+
+
+def _cut(text: str, room: int, limit: int) -> Truncation:
     head_room = max(1, int(room * HEAD_SHARE))
     head_end, head_tokens = prefix_within(text, head_room)
     head_end, head_tokens = _snap_head(text, head_end, head_tokens)
@@ -115,15 +125,7 @@ def _cut(text: str, room: int, limit: int, advise: Callable[[Truncation], str] |
     omitted_chars = tail_start - head_end
     # tokens per character of what was kept, applied to what was not
     omitted_tokens = round(omitted_chars * kept_tokens / kept_chars) if kept_chars else 0
-    cut = Truncation(limit, len(text), head_end, len(text) - tail_start, kept_tokens, omitted_tokens)
-    if advise is not None:
-        cut = attrs.evolve(cut, advice=advise(cut))
-    head, tail = text[:head_end], text[tail_start:]
-    content = f"{cut.note()}\n{head}"
-    if tail:
-        separator = "" if head.endswith("\n") else "\n"
-        content += f"{separator}{cut.marker()}\n{tail}"
-    return content, cut
+    return Truncation(limit, len(text), head_end, len(text) - tail_start, kept_tokens, omitted_tokens)
 
 
 def _snap_head(text: str, end: int, tokens: int) -> tuple[int, int]:

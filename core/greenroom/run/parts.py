@@ -21,7 +21,6 @@ from greenroom._support.redact import Secrets, mask_json
 from greenroom.config import AgentConfig, ResultsConfig
 from greenroom.models import Model, ModelRequest, supports_native_tool_search
 from greenroom.plugins.host import PluginHost
-from greenroom.results.kept import KeptResults
 from greenroom.state import Scope, StateRegistry, StateStore, register_core_state
 from greenroom.tokens.accounting import RequestAccounting
 from greenroom.tokens.media import model_family
@@ -106,10 +105,7 @@ class Parts:
         self.accounting = RequestAccounting(model_family(model))
         self._closers: list[Any] = []
         self.results = config.tools.results if config is not None else ResultsConfig()
-        """What becomes of tool results (``[tools.results]``: compaction, what is kept)."""
-        self.kept = KeptResults()
-        """The results kept whole; those of sessions never saved go when the runtime closes."""
-        self.on_close(self.kept.aclose)
+        """What becomes of tool results (``[tools.results]``: compaction)."""
 
     @property
     def profile_state(self) -> StateStore:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import logging
 import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -38,7 +39,10 @@ if TYPE_CHECKING:
     from greenroom._support.storage import FileInUse
     from greenroom.config import AgentConfig, RuntimeConfig
     from greenroom.models import TextListener
+    from greenroom.plugins.host import PluginHost
     from greenroom.run.context import RunContext, RunOutcome
+
+log = logging.getLogger("greenroom")
 
 FORMAT = "greenroom.session/1"
 _MAX_PROBLEM = 300  # a problem quotes the value it is about: a huge one must not flood the terminal
@@ -70,6 +74,9 @@ class SessionOwner(Protocol):
     @property
     def profile_state(self) -> StateStore: ...
 
+    @property
+    def host(self) -> PluginHost: ...
+
     async def run(self, session: Session, user_input: str, *, on_text: TextListener | None = None) -> RunOutcome: ...
 
     def session(self, session_id: str | None = None) -> Session: ...
@@ -89,8 +96,8 @@ class Session:
         self.stable_sections: dict[str, str] = {}  # what each stable section said last (not saved)
         self.stable_streaks: dict[str, int] = {}  # steps in a row each changed (-1: reported)
         self.file: Path | None = None
-        """The file it was resumed from or saved to last: the results it kept stay while
-        that file is there (``greenroom.results.kept``)."""
+        """The file it was resumed from, is held at (``held_session``: saved there when the
+        hold ends) or was saved to last; None until it has one (``RunContext.session_file``)."""
 
     async def run(self, user_input: str, *, on_text: TextListener | None = None) -> RunOutcome:
         """``Runtime.run`` on this session; ``on_text`` hears the model's text as it
@@ -133,14 +140,21 @@ class Session:
 
     def save(self, path: str | Path) -> Path:
         """Write the session atomically (a crash mid-save keeps the previous file), 0600;
-        a ``path`` that is a symbolic link is written through (the link stays a link). The
-        results it kept whole stay as long as the file is there."""
+        a ``path`` that is a symbolic link is written through (the link stays a link). Then
+        ``greenroom_session_saved`` tells the plugins; one that fails is logged, and the
+        session stays saved."""
         from greenroom._support.storage import write_json_atomic
-        from greenroom.results.kept import pin
+        from greenroom.plugins.host import PluginLoadError
 
         saved = write_json_atomic(Path(path), self.to_json())
         self.file = saved
-        pin(self.id, saved)
+        failures: list[Exception] = []
+        try:
+            failures.extend(self.runtime.host.call_each_sync("greenroom_session_saved", session=self, path=saved)[1])
+        except PluginLoadError as exc:  # an async implementation, which this call cannot await
+            failures.append(exc)
+        for failure in failures:
+            log.warning("session %s was saved to %s, but %s", self.id, saved, failure)
         return saved
 
     @classmethod

@@ -15,7 +15,7 @@ Removed with its session:
 - a session saved to a file keeps its results as long as that file is there: resumed from
   it (in any process), it reads them again;
 - a session never saved loses them when its runtime closes (``Runtime.aclose``) or when its
-  MCP client of a server leaves (the client's run ends);
+  MCP client of a server leaves (the client's run ends, ``greenroom_run_end``);
 - whatever is left (a process that ended without closing, a session file deleted) goes at
   a sweep once it has not been used for ``UNUSED_SECONDS`` (a day): a folder without a
   pin, or whose pinned files are all gone. A process sweeps at its first keep, then at
@@ -37,7 +37,7 @@ from typing import Any
 import anyio.to_thread
 import attrs
 
-from greenroom._support.storage import json_utf8, read_regular_file, state_dir, write_bytes_atomic
+from greenroom.kit import read_regular_file, state_dir, write_bytes_atomic
 
 log = logging.getLogger("greenroom")
 
@@ -141,7 +141,8 @@ class KeptResults:
         data = text.encode("utf-8", "surrogatepass")
         if len(data) > bound:
             raise NotKept(f"it is {len(data):,} bytes, over {bound:,}, the most one result may keep")
-        header = json_utf8({"format": FORMAT, "call_id": call_id, "tool": tool, "chars": len(text)})
+        # ASCII escapes: an id with a lone surrogate is still one JSON line, read back the same
+        header = json.dumps({"format": FORMAT, "call_id": call_id, "tool": tool, "chars": len(text)}).encode()
         folder = folder_of(session_id)
         with self._lock:
             self._sweep_now_and_then()
@@ -156,33 +157,12 @@ class KeptResults:
             os.utime(folder)  # the folder's time is its session's last use
         return KeptResult(call_id, tool, len(text), len(data))
 
-    def read(self, session_id: str, call_id: str) -> tuple[dict[str, Any], str]:
-        """The header and the text kept for ``call_id`` in the session; ``NotKept`` when
-        there is none (blocking: call it from a worker thread)."""
-        folder = folder_of(session_id)
-        try:
-            raw = read_regular_file(folder / (_key(call_id) + SUFFIX))
-        except FileNotFoundError:
-            raise NotKept("nothing is kept for it") from None
-        except OSError as exc:
-            raise NotKept(f"it cannot be read: {exc.strerror or exc}") from None
-        first, _, body = raw.partition(b"\n")
-        try:
-            header = json.loads(first)
-        except ValueError:
-            raise NotKept("its file is damaged") from None
-        if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("call_id") != call_id:
-            raise NotKept("its file is damaged")
-        try:
-            os.utime(folder)
-        except OSError:
-            pass
-        return header, body.decode("utf-8", "surrogatepass")
-
     async def forget(self, session_id: str) -> None:
         """Remove the session's kept results unless it was saved to a file (its client left,
         say)."""
-        await anyio.to_thread.run_sync(_remove_unpinned, folder_of(session_id))
+        folder = folder_of(session_id)
+        self._mine.discard(folder.name)  # a server of clients keeps only its live sessions' names
+        await anyio.to_thread.run_sync(_remove_unpinned, folder)
 
     async def aclose(self) -> None:
         """The runtime closes: the kept results of its sessions never saved go."""
@@ -199,6 +179,30 @@ class KeptResults:
             sweep()
         except OSError as exc:  # a sweep that fails is tried again later; the keep goes on
             log.debug("sweeping kept results failed: %s", exc)
+
+
+def read(session_id: str, call_id: str) -> tuple[dict[str, Any], str]:
+    """The header and the text kept for ``call_id`` in the session; ``NotKept`` when
+    there is none (blocking: call it from a worker thread)."""
+    folder = folder_of(session_id)
+    try:
+        raw = read_regular_file(folder / (_key(call_id) + SUFFIX))
+    except FileNotFoundError:
+        raise NotKept("nothing is kept for it") from None
+    except OSError as exc:
+        raise NotKept(f"it cannot be read: {exc.strerror or exc}") from None
+    first, _, body = raw.partition(b"\n")
+    try:
+        header = json.loads(first)
+    except ValueError:
+        raise NotKept("its file is damaged") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("call_id") != call_id:
+        raise NotKept("its file is damaged")
+    try:
+        os.utime(folder)
+    except OSError:
+        pass
+    return header, body.decode("utf-8", "surrogatepass")
 
 
 def _make_room(folder: Path, target: Path, size: int, session_bytes: int) -> None:

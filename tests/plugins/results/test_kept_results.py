@@ -1,12 +1,12 @@
 """Results that fit, and nothing thrown away: a result over ``max_result_tokens`` is kept
-whole in the state folder and the model reads the rest with ``read_result`` (the core
-plugin ``read-result``), by lines or by pattern, bounded in output and in time; the state
-folder stays bounded; kept results go with their session and come back with it."""
+whole in the state folder and the model reads the rest with ``read_result`` (the plugin
+``read-result``), by lines or by pattern, bounded in output and in time; the state folder
+stays bounded; kept results go with their session and come back with it, however it is
+saved."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -17,13 +17,12 @@ import pytest
 
 from greenroom import Plugin, RunContext, hookimpl, tool
 from greenroom import events as ev
-from greenroom.config import ResultsConfig, RuntimeConfig, ToolsConfig
-from greenroom.results import kept as kept_mod
-from greenroom.results.plugin import ReadResultPlugin
-from greenroom.results.reading import LINE_CHARS, PATTERN_SECONDS, line_starts
 from greenroom.run.policy import ToolPolicy
 from greenroom.run.session import Session, held_session
 from greenroom.tokens.counting import count_tokens
+from greenroom_results import ReadResultConfig, ReadResultPlugin, ResultKept, read_result
+from greenroom_results import kept as kept_mod
+from greenroom_results.reading import LINE_CHARS, PATTERN_SECONDS, line_starts
 
 pytestmark = pytest.mark.anyio
 
@@ -56,11 +55,8 @@ def kept_files() -> list[Path]:
     return sorted(kept_mod.root().glob(f"*/*{kept_mod.SUFFIX}"))
 
 
-def runtime(make_runtime: Any, turns: list[Any], *, results: ResultsConfig | None = None, **agent: Any) -> Any:
-    rt = make_runtime(turns, tools=[fetch_logs], plugins=[ReadResultPlugin()], **agent)
-    if results is not None:
-        rt.parts.results = results
-    return rt
+def runtime(make_runtime: Any, turns: list[Any], *, kept: ReadResultConfig | None = None, **agent: Any) -> Any:
+    return make_runtime(turns, tools=[fetch_logs], plugins=[ReadResultPlugin(kept)], **agent)
 
 
 async def test_a_result_of_several_megabytes_is_kept_and_read_back_by_pattern(make_runtime: Any) -> None:
@@ -78,7 +74,8 @@ async def test_a_result_of_several_megabytes_is_kept_and_read_back_by_pattern(ma
     assert "greenroom kept the whole result (150,000 lines; lines " in note
     assert 'call read_result with call_id "c1"' in note and "narrower arguments" not in note
     (cut_event,) = [e for e in events if isinstance(e, ev.ResultCut)]
-    assert cut_event.kept_whole
+    (kept_event,) = [e for e in events if isinstance(e, ResultKept)]
+    assert (kept_event.call_id, kept_event.tool, kept_event.chars) == ("c1", "fetch_logs", cut_event.original_chars)
     # the pattern finds the lines deep in the middle the cut left out, numbered, with context
     assert not read.is_error and count_tokens(read.content) <= 25_000
     matched = re.findall(r"^(\d+):(\d{7} .*)$", read.content, re.M)
@@ -129,7 +126,7 @@ async def test_reading_on_from_each_next_offset_gives_back_the_whole_result(make
     ctx = rt.start_run(session).ctx
     pieces, offset = [], 1
     while True:
-        read = await ctx.read_result("c1", offset=offset)
+        read = await read_result(ctx, "c1", offset=offset)
         lines = read.content.splitlines()
         pieces += [line.split(":", 1)[1] for line in lines[1:-1]]
         if lines[-1] == "[end of the result]":
@@ -150,7 +147,7 @@ async def test_a_hostile_pattern_is_stopped_in_time_and_the_loop_runs_meanwhile(
     done = anyio.Event()
 
     async def read() -> None:
-        result = await ctx.read_result("c1", pattern=r"(x+x+)+y")
+        result = await read_result(ctx, "c1", pattern=r"(x+x+)+y")
         done.set()
         assert result.is_error and f"ran for more than {PATTERN_SECONDS:g} s" in result.content
 
@@ -168,9 +165,9 @@ async def test_a_hostile_pattern_is_stopped_in_time_and_the_loop_runs_meanwhile(
     assert time.monotonic() - started < PATTERN_SECONDS + 10  # stopped, not run to its end (hours)
     assert len(gaps) > 10 and max(gaps) < PATTERN_SECONDS / 2
     # what the compiler would expand past any bound is refused before it compiles
-    refused = await ctx.read_result("c1", pattern=r"((a{1000}){1000}){1000}")
+    refused = await read_result(ctx, "c1", pattern=r"((a{1000}){1000}){1000}")
     assert refused.is_error and "ask for 1,000,000,000 repetitions" in refused.content
-    bad = await ctx.read_result("c1", pattern="(unclosed")
+    bad = await read_result(ctx, "c1", pattern="(unclosed")
     assert bad.is_error and "pattern '(unclosed' cannot be used: missing )" in bad.content
     await rt.aclose()
 
@@ -202,11 +199,11 @@ async def test_another_sessions_call_and_a_hidden_tools_result_are_not_readable(
     (theirs,) = results_of(rt)
     assert theirs.is_error and "no kept result for call_id 'c1' in this session" in theirs.content
     ctx = rt.start_run(mine).ctx
-    assert not (await ctx.read_result("c1")).is_error
+    assert not (await read_result(ctx, "c1")).is_error
     hider.hide = True
     run = rt.start_run(mine)
     await run.start()
-    hidden = await run.ctx.read_result("c1")
+    hidden = await read_result(run.ctx, "c1")
     assert (
         hidden.is_error and "no kept result for call_id 'c1'" in hidden.content and "fetch_logs" not in hidden.content
     )
@@ -215,8 +212,8 @@ async def test_another_sessions_call_and_a_hidden_tools_result_are_not_readable(
 
 async def test_the_state_folder_stays_bounded(make_runtime: Any) -> None:
     OUTPUT[0] = log_lines(30_000)  # 1.1 MB
-    small = ResultsConfig(max_kept_bytes=500_000)
-    rt = runtime(make_runtime, [call("fetch_logs", "c1"), {"text": "ok"}], results=small, max_result_tokens=1_000)
+    small = ReadResultConfig(max_kept_bytes=500_000)
+    rt = runtime(make_runtime, [call("fetch_logs", "c1"), {"text": "ok"}], kept=small, max_result_tokens=1_000)
     await rt.session().run("go")
     (cut,) = results_of(rt)
     note = cut.content.split("\n", 1)[0]
@@ -226,12 +223,12 @@ async def test_the_state_folder_stays_bounded(make_runtime: Any) -> None:
     # a session keeps at most max_session_bytes: its oldest results go first
     OUTPUT[0] = log_lines(10_000)  # 380 kB each
     turns = [*(call("fetch_logs", f"k{i}") for i in range(4)), {"text": "ok"}]
-    rt = runtime(make_runtime, turns, results=ResultsConfig(max_session_bytes=1_000_000), max_result_tokens=1_000)
+    rt = runtime(make_runtime, turns, kept=ReadResultConfig(max_session_bytes=1_000_000), max_result_tokens=1_000)
     session = rt.session()
     await session.run("go")
     assert sum(p.stat().st_size for p in kept_files()) <= 1_000_000 and len(kept_files()) == 2
     ctx = rt.start_run(session).ctx
-    assert [(await ctx.read_result(f"k{i}")).is_error for i in range(4)] == [True, True, False, False]
+    assert [(await read_result(ctx, f"k{i}")).is_error for i in range(4)] == [True, True, False, False]
     await rt.aclose()
 
 
@@ -269,6 +266,21 @@ async def test_kept_results_go_with_a_session_never_saved_and_come_back_with_a_s
     assert kept_files() == []
 
 
+async def test_a_session_saved_after_its_run_keeps_them(make_runtime: Any, tmp_path: Path) -> None:
+    """As docs/python.md runs a session: run, ``session.save(path)``, close the runtime."""
+    OUTPUT[0] = log_lines(5_000)
+    rt = runtime(make_runtime, [call("fetch_logs", "c1"), {"text": "ok"}], max_result_tokens=1_000)
+    session = rt.session()
+    await session.run("go")  # kept while the session had no file yet
+    session.save(tmp_path / "later.json")
+    await rt.aclose()
+    assert len(kept_files()) == 1
+    rt = runtime(make_runtime, [])
+    ctx = rt.start_run(Session.load(rt, tmp_path / "later.json")).ctx
+    assert (await read_result(ctx, "c1", offset=5_000)).content.splitlines()[1].startswith("5000:0005000 INFO")
+    await rt.aclose()
+
+
 async def test_without_a_reader_nothing_is_kept_and_the_note_names_no_tool(make_runtime: Any) -> None:
     OUTPUT[0] = log_lines(5_000)
     turns = [call("fetch_logs", "c1"), {"text": "ok"}]
@@ -287,20 +299,19 @@ async def test_without_a_reader_nothing_is_kept_and_the_note_names_no_tool(make_
     assert kept_files() == []
 
 
-async def test_a_config_turns_it_off_or_bounds_it(tmp_path: Path) -> None:
-    from greenroom.config import load_config
-
-    path = tmp_path / "agent.toml"
-    path.write_text("[tools.results]\ncompact = false\nverbatim = ['db_*']\nmax_kept_bytes = 1000\n")
-    cfg = load_config(path)
-    assert cfg.tools.results == ResultsConfig(compact=False, verbatim=("db_*",), max_kept_bytes=1000)
-    assert RuntimeConfig().tools == ToolsConfig()
-    path.write_text("[tools.results]\nmax_kept_bytes = 0\nverbatim = ['[']\n")
+def test_a_config_bounds_it(tmp_path: Path) -> None:
+    from greenroom import plugin_config
+    from greenroom.compose.build import load_runtime_config
     from greenroom.config import ConfigError
 
+    path = tmp_path / "agent.toml"
+    path.write_text("[plugins.read-result]\nmax_kept_bytes = 1000\n")
+    cfg, _ = load_runtime_config(path)
+    assert plugin_config(ReadResultPlugin, cfg) == ReadResultConfig(max_kept_bytes=1000)
+    path.write_text("[plugins.read-result]\nmax_kept_bytes = 0\n")
     with pytest.raises(ConfigError) as caught:
-        load_config(path)
-    assert "tools.results.max_kept_bytes" in str(caught.value)
+        load_runtime_config(path)
+    assert "plugins.read-result.max_kept_bytes" in str(caught.value)
 
 
 def test_lines_split_where_they_are_long_and_nowhere_else() -> None:
@@ -310,12 +321,10 @@ def test_lines_split_where_they_are_long_and_nowhere_else() -> None:
     assert line_starts("") == [] and line_starts("one") == [0] and line_starts("a\n") == [0]
 
 
-@pytest.fixture(autouse=True)
-def _empty_results() -> Any:
-    """Each test starts and ends with no kept results in the test home."""
-    import shutil
+def test_its_definition_costs_little_on_every_request() -> None:
+    """Sent with every request of every agent (never deferred): it says what the tool is for,
+    and the cut result's note says how to call it (the first test reads that note)."""
+    from greenroom.kit import tool_tokens
+    from greenroom_results.plugin import DESCRIPTOR
 
-    shutil.rmtree(kept_mod.root(), ignore_errors=True)
-    yield
-    shutil.rmtree(kept_mod.root(), ignore_errors=True)
-    assert os.environ.get("GREENROOM_HOME")  # never the user's own state folder
+    assert DESCRIPTOR.deferrable == "never" and tool_tokens(DESCRIPTOR) <= 65

@@ -1,4 +1,5 @@
-"""A kept result read back: its lines by number, or those a regular expression matches.
+"""A kept result read back: its lines by number, or those a regular expression matches
+(``read_result``: the model's tool, and the same for a plugin).
 
 Lines are the result's own, except that one longer than ``LINE_CHARS`` counts as several
 (a JSON document of megabytes on one line reads in pieces); the cut result's note numbers
@@ -25,9 +26,9 @@ from collections.abc import Collection
 import anyio.to_thread
 import regex
 
-from greenroom.results.kept import KeptResults, NotKept
-from greenroom.tokens.counting import count_tokens_upto
-from greenroom.tools import ToolResult
+from greenroom import RunContext, ToolResult
+from greenroom.kit import count_tokens_upto
+from greenroom_results.kept import NotKept, read
 
 LINE_CHARS = 1000
 DEFAULT_LIMIT = 200
@@ -80,27 +81,21 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
         raise PatternError("it is too large to compile") from None
 
 
-async def read_kept(
-    store: KeptResults,
-    session_id: str,
-    hidden: Collection[str],
-    call_id: str,
-    *,
-    offset: int | None = None,
-    limit: int | None = None,
-    pattern: str | None = None,
-    max_tokens: int = READ_TOKENS,
+async def read_result(
+    ctx: RunContext, call_id: str, *, offset: int | None = None, limit: int | None = None, pattern: str | None = None
 ) -> ToolResult:
-    """The kept result of ``call_id`` in the session, read by lines from ``offset`` (from
-    1), or the lines ``pattern`` matches from there; an error result saying why when it
-    cannot be read (nothing kept for that id in this session, a tool in ``hidden`` made
-    it, a bad pattern, a pattern that ran out of time, an offset past the end)."""
-    work = functools.partial(_read, store, session_id, hidden, call_id, offset, limit, pattern, max_tokens)
+    """Read what was kept of the result of ``call_id`` in the run's session (a result over
+    ``[agent] max_result_tokens`` that greenroom cut): its lines from ``offset`` (from 1,
+    ``limit`` of them), or with ``pattern`` the lines a regular expression matches from
+    there, with a little context. Bounded below the result limit; an error result says why
+    nothing can be read (none kept for that id in this session, a tool this run may not use
+    made it, a bad pattern, a pattern that ran out of time, an offset past the end)."""
+    max_tokens = ctx.agent.max_result_tokens
+    work = functools.partial(_read, ctx.session_id, ctx.hidden, call_id, offset, limit, pattern, max_tokens)
     return await anyio.to_thread.run_sync(work)
 
 
 def _read(
-    store: KeptResults,
     session_id: str,
     hidden: Collection[str],
     call_id: str,
@@ -110,7 +105,7 @@ def _read(
     max_tokens: int,
 ) -> ToolResult:
     try:
-        header, text = store.read(session_id, call_id)
+        header, text = read(session_id, call_id)
         if header.get("tool") in hidden:  # as absent as the tool itself
             raise NotKept("nothing is kept for it")
     except NotKept as exc:
