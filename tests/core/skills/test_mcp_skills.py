@@ -7,17 +7,16 @@ the cached listing and files while the server is down."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.skills import skills_server_toml
 
 from greenroom.compose.build import build_runtime
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-SERVER = Path(__file__).with_name("skills_server.py")
 PDF, GIT = "docs__skill_pdf-processing", "docs__skill_git-workflow"
 
 
@@ -27,10 +26,8 @@ def agent(folder: Path, served: Path, turns: list[dict[str, Any]], *, extra: str
     path = folder / "agent.toml"
     path.write_text(
         f'[agent]\nmodel = "scripted:script.jsonl"\nmax_steps = 12\n{extra}\n'
-        f'[[tools.mcp]]\nname = "docs"\ncommand = {json.dumps(sys.executable)}\n'
-        f"args = [{json.dumps(str(SERVER))}, {json.dumps(str(served))}]\n"
-        f"env = {{ SKILLS_LOG = {json.dumps(str(log))} {env} }}\n"
-        "[plugins.deferred-tools]\nenabled = true\n"
+        + skills_server_toml("docs", served, log, env)
+        + "[plugins.deferred-tools]\nenabled = true\n"
     )
     return path
 
