@@ -186,17 +186,15 @@ def build_groups(cfg: RuntimeConfig, check: Findings | None = None) -> list[Tool
             )
         )
     if cfg.skills.folders:
-        try:
-            out.append(_local_skills(cfg))
-        except ConfigError as exc:
-            errors.append(exc)
+        out.append(_local_skills(cfg, errors))
     if errors:
         raise ConfigErrors(errors)
     return out
 
 
-def _local_skills(cfg: RuntimeConfig) -> ToolGroup:
-    """The skills group of ``[skills] folders`` (``greenroom.skills.folder``)."""
+def _local_skills(cfg: RuntimeConfig, errors: list[ConfigError]) -> ToolGroup:
+    """The skills group of ``[skills] folders`` (``greenroom.skills.folder``); each folder
+    that is not one is an error."""
     from greenroom.skills.folder import LOCAL_GROUP, FolderSkills
     from greenroom.skills.tool import skill_group
 
@@ -204,9 +202,10 @@ def _local_skills(cfg: RuntimeConfig) -> ToolGroup:
     for i, folder in enumerate(cfg.skills.folders):
         where = f"skills.folders[{i}]"
         path = cfg.dir_of(where) / folder
-        if not path.is_dir():
-            raise ConfigError(f"{path} is not a folder of skills", file=cfg.origin(where), path=where)
-        folders.append(path)
+        if path.is_dir():
+            folders.append(path)
+        else:
+            errors.append(ConfigError(f"{path} is not a folder of skills", file=cfg.origin(where), path=where))
     return skill_group(FolderSkills(folders), LOCAL_GROUP, "local skills")
 
 

@@ -12,9 +12,11 @@ over the limits (512 files, 16 MiB) is listed and refused when loaded.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from greenroom.mcp.naming import ToolNamer
 from greenroom.skills.entry import (
@@ -46,9 +48,12 @@ class FolderSkills:
         self._paths: dict[str, Path] = {}
         entries: list[SkillEntry] = []
         for folder in folders:
-            if not folder.is_dir():
-                raise ValueError(f"{folder} is not a folder")
-            for skill in sorted(p for p in folder.iterdir() if (p / SKILL_FILE).is_file()):
+            try:
+                found = sorted(p for p in folder.iterdir() if (p / SKILL_FILE).is_file())
+            except OSError as exc:
+                log.warning("the skills folder %s cannot be read: %s", folder, exc)
+                continue
+            for skill in found:
                 if len(entries) >= MAX_SKILLS:
                     log.warning("more than %d local skills: %s and the rest are left out", MAX_SKILLS, skill)
                     break
@@ -67,6 +72,8 @@ class FolderSkills:
         """The skill in ``folder``, or None (with a warning saying why it is not one)."""
         where = folder / SKILL_FILE
         try:
+            if where.stat().st_size > MAX_SKILL_BYTES:
+                raise ValueError(f"it is over {MAX_SKILL_BYTES:,} bytes")
             meta = front_matter(where.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             log.warning("%s is not a skill: %s", where, exc)
@@ -78,11 +85,22 @@ class FolderSkills:
         if uri in taken:
             log.warning("%s is left out: a skill named %r was found before it", where, folder.name)
             return None
-        paths = sorted(p for p in folder.rglob("*") if p.is_file() and not _hidden(p.relative_to(folder)))
+        try:
+            return self._files(folder, uri, meta)
+        except OSError as exc:
+            log.warning("the skill %s is left out: %s", folder, exc)
+            return None
+
+    def _files(self, folder: Path, uri: str, meta: dict[str, Any]) -> SkillEntry:
+        """The entry of the skill in ``folder``: every file with its digest, or a refusal
+        when there are more or larger files than a skill may have."""
+        walk = (p for p in folder.rglob("*") if p.is_file() and not _hidden(p.relative_to(folder)))
+        paths = sorted(itertools.islice(walk, MAX_SKILL_FILES + 1))
         sizes = [p.stat().st_size for p in paths]
         if len(paths) > MAX_SKILL_FILES or sum(sizes) > MAX_SKILL_BYTES:
-            why = f"it has {len(paths)} files of {sum(sizes):,} bytes, over the limits of a skill "
-            why += f"({MAX_SKILL_FILES} files, {MAX_SKILL_BYTES:,} bytes)"
+            many = len(paths) > MAX_SKILL_FILES
+            why = f"it has over {MAX_SKILL_FILES} files" if many else f"its files hold {sum(sizes):,} bytes"
+            why += f", over the limits of a skill ({MAX_SKILL_FILES} files, {MAX_SKILL_BYTES:,} bytes)"
             return SkillEntry(uri, meta, (), why)
         files = []
         for path in paths:
