@@ -19,7 +19,7 @@ import pytest
 from mcp import StdioServerParameters
 from mcp.client.client import Client
 from mcp.shared.exceptions import MCPError
-from serve_testutil import serve_argv
+from serve_testutil import http_client, serve_argv
 from support.skills import skills_server_toml, two_skills, write_skill
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -41,9 +41,10 @@ class Answer(t.Result):
     model_config = {"extra": "allow"}
 
 
-async def ask(client: Client, method: str, **params: Any) -> dict[str, Any]:
+async def ask(client: Any, method: str, **params: Any) -> dict[str, Any]:
     request = t.Request[Params | None, str](method=method, params=Params(**params) if params else None)
-    answer = await client.session.send_request(request, Answer)
+    session = client.session if isinstance(client, Client) else client  # Client, or a bare ClientSession
+    answer = await session.send_request(request, Answer)
     return answer.model_dump(by_alias=True, exclude_none=True)
 
 
@@ -134,3 +135,24 @@ async def test_an_upstream_file_that_is_not_its_digests_is_refused_naming_it(tmp
         said = re.escape("skill://pdf-processing/SKILL.md from MCP server 'docs' is not what")
         with pytest.raises(MCPError, match=said):
             await client.read_resource(PDF)
+
+
+async def test_a_caller_without_the_servers_scope_is_offered_none_of_its_skills(tmp_path: Path, gr_home: Path) -> None:
+    pytest.importorskip("jwt", reason="needs PyJWT (pip install -e '.[dev]')")
+    from oauth_testutil import AuthServer, OAuthGateway
+
+    path = config(tmp_path, '[serve.oauth.scopes]\n"skills:docs" = ["mcp:docs"]\n')
+    auth = AuthServer()
+    gw = OAuthGateway(path, auth.issuer)
+    try:
+        for who, scopes, offered in (("bob", "", {NOTES}), ("carol", "skills:docs", {PDF, GIT, NOTES})):
+            async with http_client(gw.url, token=auth.token(gw.url, scopes, sub=who)) as client:
+                listed = await ask(client, "skills/list")
+                assert {e["uri"] for e in listed["skills"]} == offered
+                assert listed["cacheScope"] == "private"  # what is offered depends on who asks
+                if who == "bob":
+                    with pytest.raises(MCPError, match="no resource"):
+                        await client.read_resource(PDF)
+    finally:
+        gw.stop()
+        auth.stop()
