@@ -100,6 +100,7 @@ def _surely_too_long(
     used = 0
     for g in groups:
         used += len(g.description) + sum(len(n) + 2 for n in g.tool_names[: room // 2 + 1])
+        used += sum(len(first_line(d.description)) for d in g.known[: room // 2 + 1]) if g.skills else 0
         if used > room:
             return True
     for d in deferred:
