@@ -13,7 +13,6 @@ over the limits (512 files, 16 MiB) is listed and refused when loaded.
 from __future__ import annotations
 
 import itertools
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,8 +31,6 @@ from greenroom.skills.entry import (
 )
 from greenroom.skills.tool import SkillTool, checked
 
-log = logging.getLogger(__name__)
-
 LOCAL_GROUP = "skills"
 """The group id of the local skills."""
 
@@ -46,16 +43,18 @@ class FolderSkills:
 
     def __init__(self, folders: Sequence[Path], reserved: Sequence[str] = ()) -> None:
         self._paths: dict[str, Path] = {}
+        self.problems: list[str] = []
+        """What was left out and why, a sentence each: warnings of the run, or of ``config check``."""
         entries: list[SkillEntry] = []
         for folder in folders:
             try:
                 found = sorted(p for p in folder.iterdir() if (p / SKILL_FILE).is_file())
             except OSError as exc:
-                log.warning("the skills folder %s cannot be read: %s", folder, exc)
+                self._warn(f"the skills folder {folder} cannot be read: {exc}")
                 continue
             for skill in found:
                 if len(entries) >= MAX_SKILLS:
-                    log.warning("more than %d local skills: %s and the rest are left out", MAX_SKILLS, skill)
+                    self._warn(f"more than {MAX_SKILLS} local skills: {skill} and the rest are left out")
                     break
                 entry = self._read(skill, {e.uri for e in entries})
                 if entry is not None:
@@ -76,19 +75,19 @@ class FolderSkills:
                 raise ValueError(f"it is over {MAX_SKILL_BYTES:,} bytes")
             meta = front_matter(where.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
-            log.warning("%s is not a skill: %s", where, exc)
+            self._warn(f"{where} is not a skill: {exc}")
             return None
         if meta.get("name") != folder.name or not isinstance(meta.get("description"), str):
-            log.warning("%s is not a skill: its front matter needs name: %s and a description", where, folder.name)
+            self._warn(f"{where} is not a skill: its front matter needs name: {folder.name} and a description")
             return None
         uri = f"skill://{folder.name}/{SKILL_FILE}"
         if uri in taken:
-            log.warning("%s is left out: a skill named %r was found before it", where, folder.name)
+            self._warn(f"{where} is left out: a skill named {folder.name!r} was found before it")
             return None
         try:
             return self._files(folder, uri, meta)
         except OSError as exc:
-            log.warning("the skill %s is left out: %s", folder, exc)
+            self._warn(f"the skill {folder} is left out: {exc}")
             return None
 
     def _files(self, folder: Path, uri: str, meta: dict[str, Any]) -> SkillEntry:
@@ -111,6 +110,9 @@ class FolderSkills:
             self._paths[file.uri] = path
             files.append(file)
         return SkillEntry(uri, meta, tuple(files))
+
+    def _warn(self, message: str) -> None:
+        self.problems.append(message)
 
     def tools(self) -> Sequence[SkillTool]:
         return self._tools

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +92,20 @@ def test_skills_folders_that_do_not_exist_are_config_errors(tmp_path: Path) -> N
     said = str(caught.value)
     assert f"agent.toml: skills.folders[0]: {tmp_path / 'nowhere'} is not a folder of skills" in said
     assert f"skills.folders[2]: {tmp_path / 'elsewhere'}" in said and "folders[1]" not in said
+
+
+def test_config_check_warns_of_each_folder_that_is_not_a_skill(tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    write_skill(skills, "release-notes", "Write release notes")
+    (skills / "no-front").mkdir()
+    (skills / "no-front" / "SKILL.md").write_text("# Just a heading\n")
+    path = agent(tmp_path, [])
+    done = subprocess.run(
+        [sys.executable, "-m", "greenroom.cli", "config", "check", str(path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "1000"},  # no line wrapped
+    )
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert f"warning: {path}: skills.folders: {skills / 'no-front' / 'SKILL.md'} is not a skill" in said
