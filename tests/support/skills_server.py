@@ -12,6 +12,8 @@ capability is declared under ``extensions`` with ``directoryRead``. It also has 
   (``list``, ``get URI``, ``read URI``);
 - ``SKILLS_TAMPER``: the name of a skill whose ``SKILL.md`` is served with other bytes
   than its listed digest covers;
+- ``SKILLS_BAD``: the name of a skill whose entry breaks the extension's rules (an MD5
+  digest);
 - ``SKILLS_DOWN``: the server exits at once (a server that is down).
 """
 
@@ -32,6 +34,7 @@ from mcp.shared.exceptions import MCPError
 EXTENSION = "io.modelcontextprotocol/skills"
 LOG = os.environ.get("SKILLS_LOG")
 TAMPER = os.environ.get("SKILLS_TAMPER", "")
+BAD = os.environ.get("SKILLS_BAD", "")
 PAGE = int(os.environ.get("SKILLS_PAGE", "2"))
 
 
@@ -71,6 +74,8 @@ class Skills(Extension):
                 data = path.read_bytes()
                 self.files[uri] = data
                 digest = "sha256:" + hashlib.sha256(data).hexdigest()
+                if skill.name == BAD:
+                    digest = "md5:" + hashlib.md5(data).hexdigest()
                 resources.append({"uri": uri, "digest": digest, "size": len(data)})
             text = (skill / "SKILL.md").read_text(encoding="utf-8")
             uri = f"skill://{skill.name}/SKILL.md"

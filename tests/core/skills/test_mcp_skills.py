@@ -7,6 +7,7 @@ the cached listing and files while the server is down."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +121,16 @@ async def test_a_second_start_reads_the_cached_listing_and_files_while_the_serve
     assert not loaded.is_error and "Read references/FORMS.md" in loaded.content  # its file, kept by digest
     assert rt.mcp is not None and rt.mcp.servers["docs"].starts == 0
     assert [line for line in server_log(tmp_path) if line.startswith("read ")] == reads
+
+
+async def test_an_entry_that_breaks_the_rules_is_left_out_naming_the_server_and_skill(
+    tmp_path: Path, skills_folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = agent(tmp_path, skills_folder, [dispatch(GIT)], env=', SKILLS_BAD = "git-workflow"')
+    with caplog.at_level(logging.WARNING, logger="greenroom"):
+        rt, (called,) = await run(path)
+    assert f"{PDF} - Extract, fill" in system_text(rt) and GIT not in system_text(rt)
+    assert called.is_error and "Branch." not in called.content
+    assert "MCP server 'docs' listed a skill greenroom leaves out: skill://git-workflow/SKILL.md: its digest" in (
+        caplog.text
+    )
