@@ -156,3 +156,17 @@ async def test_a_caller_without_the_servers_scope_is_offered_none_of_its_skills(
     finally:
         gw.stop()
         auth.stop()
+
+
+async def test_for_the_model_each_skill_is_a_deferred_tool_listed_from_the_cache(tmp_path: Path, gr_home: Path) -> None:
+    path = config(tmp_path)
+    async with gateway(path) as client:
+        await ask(client, "skills/list")  # lists the upstream: its tools and skills are cached
+    async with gateway(path, "legacy") as client:  # a gateway's instructions come from the caches
+        instructions = client.instructions or ""
+        assert "docs__skill_pdf-processing - Extract, fill, and assemble PDF documents" in instructions
+        assert "skill_release-notes - Write release notes from merged changes" in instructions
+        found = await client.call_tool("ToolSearch", {"query": "fill in a PDF form"})
+        assert "docs__skill_pdf-processing" in str(found.content)
+        loaded = await client.call_tool("deferred_tool_call", {"tool_name": "docs__skill_pdf-processing"})
+        assert not loaded.is_error and "Read references/FORMS.md before filling a form." in str(loaded.content)
