@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT.parent / "shared" / "datasets"
 sys.path.insert(0, str(ROOT / "tests"))
 
-from rerank_testutil import MS_MARCO_MINILM_L6, write_model  # noqa: E402
+from support.rerank_testutil import MS_MARCO_MINILM_L6, write_model  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:

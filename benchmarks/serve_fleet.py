@@ -43,7 +43,7 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fleet_testutil import DISPATCH, NOW, fleet_config, load_fleet  # noqa: E402
+from support.fleet_testutil import DISPATCH, NOW, fleet_config, load_fleet  # noqa: E402
 
 SDK_SERVER = """
 import sys

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gr_testutil import HOME_PREFIX, sweep_stale_homes
+from support.gr_testutil import HOME_PREFIX, sweep_stale_homes
 
 from greenroom.plugins.discovery import Plugin, make_plugin_host
 from greenroom.providers.scripted import ScriptedModel

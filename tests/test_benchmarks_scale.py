@@ -11,8 +11,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from gr_testutil import DATASETS, ROOT
 from rich.console import Console
+from support.gr_testutil import DATASETS, ROOT
 
 from greenroom.tools.catalog import load_catalog
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from gr_testutil import DATASETS
+from support.gr_testutil import DATASETS
 
 from greenroom.compose.build import build_runtime
 from greenroom.compose.check import check_config

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gr_testutil import ROOT
+from support.gr_testutil import ROOT
 
 BLOCK = re.compile(r"(?:<!-- (?P<mark>[^>]*?) -->\n)?```python\n(?P<body>.*?)```", re.S)
 QUOTED = ("snippet:", "provider example:")

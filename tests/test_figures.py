@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from gr_testutil import DATASETS, ROOT
+from support.gr_testutil import DATASETS, ROOT
 
 BENCHMARKS = ROOT / "benchmarks"
 needs_datasets = pytest.mark.skipif(

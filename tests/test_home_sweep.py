@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gr_testutil import HOME_PREFIX, LEGACY_AGE, sweep_stale_homes
+from support.gr_testutil import HOME_PREFIX, LEGACY_AGE, sweep_stale_homes
 
 
 def test_this_runs_home_is_tagged_with_its_pid() -> None:

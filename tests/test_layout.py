@@ -360,3 +360,14 @@ def test_only_the_run_package_reaches_inside_a_run_context() -> None:
                 if "ctx._parts" in line or "ctx._scoping" in line or "ctx._session" in line:
                     bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
     assert not bad, "\n".join(bad)
+
+
+def test_the_core_tests_mirror_cores_packages() -> None:
+    packages = {p.name for p in CORE.iterdir() if (p / "__init__.py").exists()}
+    folders = {p.name for p in (ROOT / "tests" / "core").iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders <= packages, f"tests/core folders with no core package of that name: {sorted(folders - packages)}"
+
+
+def test_shared_test_helpers_live_in_support() -> None:
+    stray = sorted(p.name for p in (ROOT / "tests").glob("*.py") if not p.name.startswith("test_"))
+    assert stray == ["conftest.py"], f"shared test helpers go in tests/support/: {stray}"

@@ -5,7 +5,8 @@ its events). The kit holds the helpers behind greenroom's own plugins: token cou
 definitions and their per-catalog costs, memos and on-disk caches keyed by a catalog's
 digest, the query grammar's pieces, tool-name globs, safe files, bounded JSON arguments,
 the CLI's live view, ``McpRequest`` (what the MCP request hooks are given) and ``observed``
-(the context managers their implementations answered, entered around a request), and what the
+(the context managers their implementations answered, entered around a request), ``call_asker``
+(whom an MCP server's ``elicitation/create`` reaches during the calls made in a context), and what the
 model providers share (the history with every tool call answered, stable system sections
 first, a call's arguments read, text UTF-8 can encode, the SDK imported when first
 needed, the URL a failed SDK call went to, the search tool a provider offers when its
@@ -80,6 +81,8 @@ if TYPE_CHECKING:
     from greenroom.tokens.tool_costs import CostField as CostField
     from greenroom.tokens.tool_costs import tool_cost as _descriptor_cost
     from greenroom.tokens.tool_costs import tool_costs as _descriptor_costs
+    from greenroom.tools.base import Asker as Asker
+    from greenroom.tools.base import call_asker as call_asker
     from greenroom.tools.catalog import descriptors_digest as descriptors_digest
     from greenroom.tools.catalog import peek_schema as peek_schema
 
@@ -136,6 +139,8 @@ _EXPORTS: dict[str, str] = {
     "public_url": "greenroom._support.redact",
     "McpRequest": "greenroom.mcp.observe",
     "observed": "greenroom.mcp.observe",
+    "Asker": "greenroom.tools.base",
+    "call_asker": "greenroom.tools.base",
     "redact_known": "greenroom._support.redact",
     "CLIENT_SEARCH_TOOL": "greenroom.providers._messages",
     "SEARCH_DESCRIPTION": "greenroom.providers._messages",

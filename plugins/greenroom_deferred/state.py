@@ -26,6 +26,7 @@ class PlacementSource(enum.Enum):
     POLICY_ALWAYS = "policy_always"  # the tool owner's deferrable = "always"
     GROUP = "group"  # a tool of a deferred group
     RULE = "rule"  # the first matching placement rule
+    HINT = "hint"  # its source asks that it start eager (ToolDescriptor.eager_hint)
     DEFAULT = "default"  # the config's default_mode
     INACTIVE = "inactive"  # deferral is off this session, so the tool is sent as is
     PRIOR = "prior"  # learned priors say the tool is used often enough to start eager

@@ -11,8 +11,11 @@ and its caller), ``sessions`` (the runs kept for callers without a session), ``r
 (a request as the SDK gives it: its revision, client, connection, progress, observation
 and log line), ``wire`` (greenroom's tools, results and lists in MCP's words),
 ``upstream`` (the upstream servers: listed while the gateway answers, followed, their
-prompts and resources), ``transport`` (stdio, streamable HTTP), ``cli`` (the command),
-``config`` (``[serve]``), ``hookspecs`` (``greenroom_serve_request``); ``oauth/`` (tokens,
+prompts, resources and completions), ``offers`` (those as MCP handlers), ``subscriptions``
+(resource subscriptions held upstream, their updates passed on), ``resume`` (the event
+store: streams resumed with ``Last-Event-ID``), ``disclosure`` (``tools/catalog``,
+``tools/describe``, ``tools/manifest``: experimental), ``transport`` (stdio, streamable
+HTTP), ``cli`` (the command), ``config`` (``[serve]``), ``hookspecs`` (``greenroom_serve_request``); ``oauth/`` (tokens,
 settings, views by scope) and ``ops/`` (probes, the HTTP front, limits, log formats,
 shutdown) a level down.
 

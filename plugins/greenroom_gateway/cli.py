@@ -80,6 +80,15 @@ def serve_cmd(
             "(repeatable): what it adds, clients are offered.",
         ),
     ] = None,
+    experimental: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--experimental",
+            metavar="FEATURE",
+            help="Turn on an experimental feature (repeatable): progressive-disclosure (tools/catalog, "
+            "tools/describe and tools/manifest, after the MCP drafts; docs/serve.md).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the config's tools as one MCP server: a tool search and the eager tools up
     front, every other tool found on demand, priors learned from every client's calls."""
@@ -123,7 +132,9 @@ def serve_cmd(
             logging.getLogger("greenroom.serve").warning("%s", warning)
         else:
             print(f"greenroom serve: warning: {warning}", file=sys.stderr)
-    gateway = _gateway(path, per_client, oauth, ops["max_calls_per_client"], _session_limits(section), enable or ())
+    features = _experimental(experimental or ())
+    limits = _session_limits(section)
+    gateway = _gateway(path, per_client, oauth, ops["max_calls_per_client"], limits, enable or (), features)
     try:
         if transport == "http":
             from greenroom_gateway.transport import serve_http
@@ -225,6 +236,17 @@ def _loopback(host: str) -> bool:
     return is_loopback(host)
 
 
+def _experimental(given: Sequence[str]) -> frozenset[str]:
+    """The experimental features asked for, each one the gateway has."""
+    from greenroom_gateway.disclosure import FLAG
+
+    known = (FLAG,)
+    for name in given:
+        if name not in known:
+            fail(f"--experimental {name!r}: no such experimental feature (there is: {', '.join(known)})")
+    return frozenset(given)
+
+
 def _session_limits(section: ServeConfig) -> Limits:
     """How long a sessionless caller's run is kept: the ``[serve]`` keys, else the variables."""
     from greenroom_gateway.sessions import Limits
@@ -239,6 +261,7 @@ def _gateway(
     max_calls_per_client: int = 16,
     session_limits: Limits | None = None,
     enable: Sequence[str] = (),
+    experimental: frozenset[str] = frozenset(),
 ) -> Gateway:
     from greenroom import ConfigError, build_runtime
     from greenroom_gateway.gateway import Gateway
@@ -258,6 +281,7 @@ def _gateway(
         session_limits=session_limits,
         scopes=ScopeRules(oauth.scopes) if oauth is not None else None,
         per_principal=oauth is not None and oauth.per_principal,
+        experimental=experimental,
     )
 
 

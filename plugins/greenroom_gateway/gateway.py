@@ -16,7 +16,11 @@ cache hints (``wire``). Each request is observed by the plugins'
 ``greenroom_serve_request`` (a tracer's server span) in the task that handles it, and
 logged (``requests``). A client has at most so many calls in progress (``ops.limits``);
 one more is an error result at once. Upstream servers nothing is known of are listed once
-the gateway answers (``upstream``).
+the gateway answers (``upstream``). What an upstream server asks during a call
+(``elicitation/create``) goes to the client that made it (``requests.asking``); prompts,
+resources, completions and subscriptions are ``offers``'; with ``--experimental
+progressive-disclosure``, ``disclosure`` answers ``tools/catalog``, ``tools/describe`` and
+``tools/manifest``.
 """
 
 from __future__ import annotations
@@ -32,22 +36,24 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from greenroom import Runtime, ToolResult
 from greenroom_gateway.clients import NOBODY, Caller, ClientRun, ClientView
+from greenroom_gateway.disclosure import CAPABILITY, Disclosure
+from greenroom_gateway.disclosure import FLAG as DISCLOSURE
 from greenroom_gateway.oauth.views import ScopeRules, caller_of, refused
+from greenroom_gateway.offers import Offers, paged
 from greenroom_gateway.ops.limits import MAX_CALLS_PER_CLIENT, Calls, client_key
-from greenroom_gateway.requests import client_name_of, connection_of, note_caller, observing, progress_to, sessionless
+from greenroom_gateway.requests import (
+    asking,
+    client_name_of,
+    connection_of,
+    note_caller,
+    observing,
+    progress_to,
+    sessionless,
+)
 from greenroom_gateway.sessions import MAX_CALLERS, Limits, LogicalRuns
 from greenroom_gateway.skills import GatewaySkills
 from greenroom_gateway.upstream import FirstListing, Upstream, upstream_changes
-from greenroom_gateway.wire import (
-    NOT_CACHEABLE,
-    SHARED_TTL_MS,
-    UPSTREAM_TTL_MS,
-    CursorError,
-    Freshness,
-    page,
-    to_call_result,
-    to_mcp_tool,
-)
+from greenroom_gateway.wire import NOT_CACHEABLE, SHARED_TTL_MS, Freshness, to_call_result, to_mcp_tool
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -57,7 +63,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("greenroom.serve")
 
 _STATE_KEY = "greenroom.client"
-INVALID_PARAMS = -32602
 
 
 class Gateway:
@@ -75,6 +80,7 @@ class Gateway:
         session_limits: Limits | None = None,
         scopes: ScopeRules | None = None,
         per_principal: bool = False,
+        experimental: frozenset[str] = frozenset(),
     ) -> None:
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
@@ -82,6 +88,8 @@ class Gateway:
         self.per_client = per_client
         self.scopes = scopes
         self.per_principal = per_principal
+        self.experimental = experimental
+        """Experimental features turned on (``--experimental``): ``progressive-disclosure``."""
         self.calls = Calls(max_calls_per_client)
         self.upstream = Upstream(runtime)
         self.first_listing = FirstListing(runtime)
@@ -92,6 +100,7 @@ class Gateway:
         self.instructions = ""
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
+        self.offers = Offers(runtime, self.upstream, self.listen, self.bus)
         self.caller_dependent = per_client or scopes is not None
         """Whether what a caller is offered depends on who it is (priors per client, views
         by scope): then its cached lists are ``private``."""
@@ -122,8 +131,10 @@ class Gateway:
         they change while the body serves (``upstream``), then closed (``aclose``)
         however the body ends."""
         try:
+            updates = self.offers.follow_updates()  # before a server starts: then each may elicit too
             await self.prepare()
             async with anyio.create_task_group() as tg:
+                tg.start_soon(self.offers.pass_updates, updates)
                 tg.start_soon(self._list_upstream)
                 changes = upstream_changes(self.runtime)
                 if changes is not None:
@@ -250,15 +261,20 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
         with observing(self.runtime, ctx, "tools/list"):
-            run = await self.client(ctx)
-            no_session = sessionless(ctx)
-            view = self.first_views.get(run, run.view) if no_session else run.view
-            tools, following = _page(view.tools, params)
-            fresh = self._freshness(no_session)
+            _, view, fresh = await self.listing(ctx)
+            tools, following = paged(view.tools, params)
             listed = [to_mcp_tool(d) for d in tools]
             return mcp_types.ListToolsResult(
                 tools=listed, next_cursor=following, ttl_ms=fresh.ttl_ms, cache_scope=fresh.scope
             )
+
+    async def listing(self, ctx: ServerRequestContext[Any, Any]) -> tuple[ClientRun, ClientView, Freshness]:
+        """The caller's run, the view its ``tools/list`` gives (for a 2026-07-28 caller, whose
+        list must not change from request to request, its first), and what it may cache."""
+        run = await self.client(ctx)
+        no_session = sessionless(ctx)
+        view = self.first_views.get(run, run.view) if no_session else run.view
+        return run, view, self._freshness(no_session)
 
     def _freshness(self, sessionless: bool) -> Freshness:
         """What a caller may cache of ``tools/list`` (see ``wire``)."""
@@ -290,60 +306,24 @@ class Gateway:
         with self.calls.admitted(self.limit_key(ctx, run)) as admitted:
             if admitted is None:
                 return ToolResult.error(self.calls.refusal()), None
-            with admitted.scope:  # the upstream server's progress reaches this client
+            with admitted.scope, asking(ctx):  # the upstream server's progress and questions reach this client
                 return await run.call(params.name, params.arguments, progress_to(ctx))
         return ToolResult.error(admitted.reason), False  # cancelled: the gateway is stopping
-
-    async def list_prompts(
-        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
-    ) -> mcp_types.ListPromptsResult:
-        with observing(self.runtime, ctx, "prompts/list"):
-            prompts, following = _page(await self.upstream.list_prompts(), params)
-            return mcp_types.ListPromptsResult(
-                prompts=list(prompts), next_cursor=following, ttl_ms=UPSTREAM_TTL_MS, cache_scope="public"
-            )
-
-    async def get_prompt(
-        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.GetPromptRequestParams
-    ) -> mcp_types.GetPromptResult:
-        with observing(self.runtime, ctx, "prompts/get", params.name):
-            try:
-                return await self.upstream.get_prompt(params.name, params.arguments)
-            except KeyError as exc:
-                raise _invalid(str(exc.args[0])) from None
-
-    async def list_resources(
-        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
-    ) -> mcp_types.ListResourcesResult:
-        with observing(self.runtime, ctx, "resources/list"):
-            resources, following = _page(await self.upstream.list_resources(), params)
-            return mcp_types.ListResourcesResult(
-                resources=list(resources), next_cursor=following, ttl_ms=UPSTREAM_TTL_MS, cache_scope="public"
-            )
-
-    async def list_templates(
-        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
-    ) -> mcp_types.ListResourceTemplatesResult:
-        with observing(self.runtime, ctx, "resources/templates/list"):
-            templates, following = _page(await self.upstream.list_templates(), params)
-            return mcp_types.ListResourceTemplatesResult(
-                resource_templates=list(templates), next_cursor=following, ttl_ms=UPSTREAM_TTL_MS, cache_scope="public"
-            )
-
-    async def read_resource(
-        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
-    ) -> mcp_types.ReadResourceResult:
-        with observing(self.runtime, ctx, "resources/read", str(params.uri)):
-            try:
-                return await self.upstream.read_resource(str(params.uri))
-            except KeyError as exc:
-                raise _invalid(str(exc.args[0])) from None
 
     def _build(self, name: str) -> Server[Any]:
         from mcp.server.lowlevel import NotificationOptions, Server
 
+        disclosing = DISCLOSURE in self.experimental
+
         class GatewayServer(Server[Any]):
-            """Says that the tools may change (they do, with a strategy that adds found tools)."""
+            """Says that the tools may change (they do, with a strategy that adds found tools),
+            and, when they are on, the experimental methods it answers."""
+
+            def get_capabilities(self, *args: Any, **kwargs: Any) -> mcp_types.ServerCapabilities:
+                capabilities = super().get_capabilities(*args, **kwargs)
+                if disclosing:
+                    capabilities.experimental = {**(capabilities.experimental or {}), "tools": dict(CAPABILITY)}
+                return capabilities
 
             def create_initialization_options(
                 self,
@@ -356,36 +336,14 @@ class Gateway:
 
         from greenroom import __version__
 
-        prompts: dict[str, Any] = {}
-        if self.upstream.servers:
-            prompts = {
-                "on_list_prompts": self.list_prompts,
-                "on_get_prompt": self.get_prompt,
-                "on_list_resources": self.list_resources,
-                "on_list_resource_templates": self.list_templates,
-                "on_read_resource": self.read_resource,
-            }
-        return GatewayServer(
-            name,
-            version=__version__,
-            on_list_tools=self.list_tools,
-            on_call_tool=self.call_tool,
-            on_subscriptions_listen=self.listen,
-            **prompts,
+        offers = self.offers.handlers()  # prompts, resources, completions, subscriptions
+        server = GatewayServer(
+            name, version=__version__, on_list_tools=self.list_tools, on_call_tool=self.call_tool, **offers
         )
-
-
-def _page(items: Any, params: mcp_types.PaginatedRequestParams | None) -> tuple[Any, str | None]:
-    try:
-        return page(items, params.cursor if params is not None else None)
-    except CursorError as exc:
-        raise _invalid(str(exc)) from None
-
-
-def _invalid(message: str) -> Exception:
-    from mcp.shared.exceptions import MCPError
-
-    return MCPError(INVALID_PARAMS, message)
+        if disclosing:
+            for method, (params, handler) in Disclosure(self.runtime, self.listing).handlers().items():
+                server.add_request_handler(method, params, handler)
+        return server
 
 
 __all__ = ["Gateway"]

@@ -1,5 +1,6 @@
 """An MCP request as the gateway reads it: its revision, its client's name, its connection,
-how progress reaches its client, and how it is observed (``greenroom_serve_request``'s
+how progress and an upstream server's questions (``elicitation/create``: ``Asking``) reach
+its client, and how it is observed (``greenroom_serve_request``'s
 answers entered around it) and logged: a line per request, once it is answered, with its
 ``method``, ``tool``, ``caller`` (who it counts against), ``duration_ms`` and ``outcome``
 (``ok``, ``error`` for an error result, ``refused`` at a limit, ``failed`` for an error
@@ -29,7 +30,7 @@ import anyio
 import attrs
 
 from greenroom import Runtime
-from greenroom.kit import McpRequest, observed
+from greenroom.kit import McpRequest, call_asker, observed
 from greenroom_gateway.clients import Progress
 
 if TYPE_CHECKING:
@@ -56,6 +57,73 @@ def client_name_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
     """The name a client gave (``initialize``, or a sessionless request's ``_meta``)."""
     params = ctx.session.client_params
     return params.client_info.name if params is not None else None
+
+
+class Asking:
+    """The client of one ``tools/call`` as an upstream server's ``elicitation/create``
+    reaches it (``greenroom.kit.call_asker``): asked on the call's own stream, its answer
+    handed back; refused, saying why, when the client cannot answer (it declared no such
+    elicitation, or its request has no channel for the server's requests: 2026-07-28); and
+    every question still open dropped when the call ends (``close``)."""
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        self.ctx = ctx
+        self._open: set[anyio.CancelScope] = set()
+
+    def __eq__(self, other: object) -> bool:
+        """The calls of one connection ask one client (a question goes on either's stream)."""
+        return isinstance(other, Asking) and connection_of(other.ctx) is connection_of(self.ctx)
+
+    def __hash__(self) -> int:
+        return id(connection_of(self.ctx))
+
+    def refusal(self, params: Any) -> str | None:
+        """Why this client cannot be asked ``params``; None when it can."""
+        session, name = self.ctx.session, client_name_of(self.ctx) or "the client"
+        can = session.client_capabilities.elicitation if session.client_capabilities is not None else None
+        if can is None:
+            return f"{name!r}, which made this call, cannot answer elicitation/create: it declared no elicitation"
+        if getattr(params, "mode", None) == "url" and can.url is None:
+            return f"{name!r}, which made this call, cannot answer a URL elicitation: it declared none"
+        if not session.can_send_request:
+            return f"{name!r} made this call on a request that carries no channel for the server's own requests"
+        return None
+
+    async def __call__(self, params: Any) -> Any:
+        import mcp_types
+        from mcp.shared.exceptions import MCPError
+        from mcp.shared.message import ServerMessageMetadata
+
+        refusal = self.refusal(params)
+        if refusal is not None:
+            return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=refusal)
+        with anyio.CancelScope() as scope:
+            self._open.add(scope)
+            try:
+                request = mcp_types.ElicitRequest(params=params)
+                where = ServerMessageMetadata(related_request_id=self.ctx.request_id)
+                return await self.ctx.session.send_request(request, mcp_types.ElicitResult, metadata=where)
+            except MCPError as exc:  # the client refused: the server hears why
+                return mcp_types.ErrorData(code=exc.code, message=exc.message)
+            finally:
+                self._open.discard(scope)
+        return mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message="the call ended before the client answered")
+
+    def close(self) -> None:
+        for scope in list(self._open):
+            scope.cancel()
+
+
+@contextlib.contextmanager
+def asking(ctx: ServerRequestContext[Any, Any]) -> Iterator[Asking]:
+    """While a client's call runs: what its upstream servers ask reaches that client."""
+    asker = Asking(ctx)
+    token = call_asker.set(asker)
+    try:
+        yield asker
+    finally:
+        call_asker.reset(token)
+        asker.close()
 
 
 def progress_to(ctx: ServerRequestContext[Any, Any]) -> Progress | None:
@@ -143,7 +211,9 @@ def _emit(entry: RequestLog) -> None:
 
 
 __all__ = [
+    "Asking",
     "RequestLog",
+    "asking",
     "client_name_of",
     "connection_of",
     "logged",

@@ -5,7 +5,8 @@ request must carry ``Authorization: Bearer <token>``, else it is answered 401 be
 the MCP layer sees it. With OAuth (``oauth.tokens``) every request must carry an
 access token of the issuer for this gateway, checked by the SDK's bearer middleware, and
 the Protected Resource Metadata is served beside the endpoint. In front of all that, the
-probes (``/healthz``, ``/readyz``) and the body limit (``ops.http``).
+probes (``/healthz``, ``/readyz``) and the body limit (``ops.http``). Streams resume with
+``Last-Event-ID`` from a bounded event store (``resume``).
 Either way the gateway ends cleanly: over HTTP it drains first (``ops.shutdown``), then
 every client's run ends (what the plugins learned is kept) and the upstream servers stop.
 """
@@ -28,6 +29,7 @@ from greenroom_gateway.gateway import Gateway
 from greenroom_gateway.ops.health import ReadinessProbe
 from greenroom_gateway.ops.http import MAX_BODY_BYTES, ASGIApp, Front, Receive, Scope, Send
 from greenroom_gateway.ops.shutdown import DRAIN_SECONDS, stop_on_signal
+from greenroom_gateway.resume import RETRY_MS, event_store, owning
 
 log = logging.getLogger("greenroom.serve")
 
@@ -100,12 +102,13 @@ async def serve_http(
         raise ValueError("the drain timeout must be 0 or more seconds")
     async with gateway.serving():
         sdk: dict[str, Any] = {"streamable_http_path": path, "host": host, "max_request_body_size": max_body_bytes}
+        sdk.update(event_store=event_store(), retry_interval=RETRY_MS)  # streams resume with Last-Event-ID
         if oauth is not None:
             from greenroom_gateway.oauth.settings import auth_settings
             from greenroom_gateway.oauth.tokens import JwtVerifier
 
             sdk.update(auth=auth_settings(oauth), token_verifier=JwtVerifier(oauth))
-        app: ASGIApp = gateway.server.streamable_http_app(**sdk)
+        app: ASGIApp = owning(gateway.server.streamable_http_app(**sdk))  # whose session each event is
         if token is not None:
             app = BearerAuth(app, token)
         front = Front(app, ReadinessProbe(gateway.runtime), max_body_bytes=max_body_bytes)

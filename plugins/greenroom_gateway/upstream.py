@@ -18,7 +18,8 @@ URI: then each is offered as ``greenroom://SERVER/<quoted uri>``. Templates keep
 templates, unless two servers offer the same one: then each is offered as
 ``greenroom://SERVER/<template>``. A read goes to the server that listed the URI, else the
 one its ``greenroom://SERVER/`` names, else the first server (in config order) one of whose
-templates matches it (RFC 6570, the SDK's matcher). Asking for the lists starts the servers
+templates matches it (RFC 6570, the SDK's matcher). ``completion/complete`` goes to the server
+that owns the prompt or template, by its own name there. Asking for the lists starts the servers
 (they start lazily otherwise); a server that fails to start or has no prompts or resources
 offers none, and the others are still listed (``Upstream``).
 """
@@ -118,6 +119,7 @@ class Upstream:
         self._uris: dict[str, tuple[str, str]] = {}  # offered uri -> (server, its own uri)
         self._prompts: dict[str, tuple[str, str]] | None = None  # offered name -> (server, its own name)
         self._templates: list[tuple[str, Any]] | None = None  # (server, UriTemplate), config order
+        self._template_routes: dict[str, tuple[str, str]] = {}  # offered uri template -> (server, its own)
 
     async def _each(self, capability: str, use: Callable[[Any], Awaitable[T]]) -> list[tuple[str, T]]:
         out: list[tuple[str, T]] = []
@@ -155,7 +157,7 @@ class Upstream:
         await self.list_prompts()
         return (self._prompts or {}).get(name)
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> mcp_types.GetPromptResult:
+    async def _prompt_route(self, name: str) -> tuple[str, str]:
         route = (self._prompts or {}).get(name)
         if route is None:
             srv, sep, own = name.partition(SEP)
@@ -165,7 +167,10 @@ class Upstream:
                 route = await self._listed_prompt(name)
         if route is None:
             raise KeyError(f"no prompt named {name!r}")
-        srv, own = route
+        return route
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> mcp_types.GetPromptResult:
+        srv, own = await self._prompt_route(name)
         result: mcp_types.GetPromptResult = await self.servers[srv].with_session(lambda s: s.get_prompt(own, arguments))
         return result
 
@@ -199,6 +204,7 @@ class Upstream:
             if matcher is not None:
                 matchers.append((srv, matcher))
             offered = t.uri_template if counts[t.uri_template] == 1 else f"{_NS}{srv}/{t.uri_template}"
+            self._template_routes[offered] = (srv, t.uri_template)
             out.append(t.model_copy(update={"name": name, "uri_template": offered}))
         self._templates = matchers
         return out
@@ -225,7 +231,9 @@ class Upstream:
                 return srv, unquote(quoted)
         return None
 
-    async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
+    async def locate(self, uri: str) -> tuple[str, str]:
+        """The server a resource URI the gateway offers is read from, and its own URI there
+        (a ``KeyError`` for one no server offers)."""
         route = self._route(uri)
         if route is None:
             if not self._uris:
@@ -237,11 +245,38 @@ class Upstream:
                 route = (next(iter(self.servers)), uri)
         if route is None:
             raise KeyError(f"no resource {uri!r}")
-        srv, own = route
+        return route
+
+    async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
+        srv, own = await self.locate(uri)
         result: mcp_types.ReadResourceResult = await self.servers[srv].with_session(lambda s: s.read_resource(own))
         if own != uri:  # the client asked by the offered URI: answer with it
             contents = [c.model_copy(update={"uri": uri}) if str(c.uri) == own else c for c in result.contents]
             result = result.model_copy(update={"contents": contents})
+        return result
+
+    # -- completions ------------------------------------------------------------------------
+    async def complete(self, params: mcp_types.CompleteRequestParams) -> mcp_types.CompleteResult:
+        """``completion/complete`` from the server that owns the prompt or template, asked
+        by its own name; a server that offers no completions completes nothing."""
+        ref = params.ref
+        if isinstance(ref, mcp_types.PromptReference):
+            srv, own = await self._prompt_route(ref.name)
+        else:
+            if self._templates is None:
+                await self.list_templates()
+            route = self._template_routes.get(ref.uri)
+            if route is None:
+                raise KeyError(f"no resource template {ref.uri!r}")
+            srv, own = route
+        server = self.servers[srv]
+        await server.with_session(_noop)  # started: then it says whether it completes
+        if not server.offers("completions"):
+            return mcp_types.CompleteResult(completion=mcp_types.Completion(values=[]))
+        theirs = ref.model_copy(update={"name": own} if isinstance(ref, mcp_types.PromptReference) else {"uri": own})
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        context = params.context.arguments if params.context is not None else None
+        result: mcp_types.CompleteResult = await server.with_session(lambda s: s.complete(theirs, argument, context))
         return result
 
 

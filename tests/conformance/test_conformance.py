@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import tomllib
-from serve_testutil import HttpGateway
+from support.serve_testutil import HttpGateway
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("mcp_types", reason="needs the MCP SDK 2.x: pip install 'greenroom[mcp]'")
 
 from mcp.client.auth import OAuthFlowError
-from serve_testutil import stdio_gateway
+from support.serve_testutil import stdio_gateway
 
 from greenroom.mcp.oauth.login import Callback, approve_unattended
 from greenroom.mcp.oauth.provider import token_auth_method

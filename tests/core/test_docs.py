@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from gr_testutil import ROOT
+from support.gr_testutil import ROOT
 
 DOCS = ROOT / "docs"
 SNIPPET = re.compile(r"<!-- snippet: (?P<path>\S+) -->\n```\w*\n(?P<body>.*?)\n```", re.S)

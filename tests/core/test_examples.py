@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gr_testutil import ROOT
+from support.gr_testutil import ROOT
 
 
 def test_the_embedding_example_runs(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ trace holds no run), changes no byte of the file, and leaves it free for the nex
 One Ctrl-C ends a run cleanly wherever it is: while the model is thinking, or while a
 plugin's gate hangs beside a call that finished: exit 130, the trace ending with
 ``run_end`` ("cancelled"), the session saved with everything up to that point (the Ctrl-C
-of a run inside a tool is ``tests/core/test_session_cli.py``'s)."""
+of a run inside a tool is ``tests/core/cli/test_session_cli.py``'s)."""
 
 from __future__ import annotations
 

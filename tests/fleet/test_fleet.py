@@ -19,8 +19,8 @@ from pathlib import Path
 import anyio
 import mcp_types as t
 import pytest
-from fleet_testutil import Tally, caller, fleet_config, load_fleet, needs_fleet
 from mcp.client.client import Client
+from support.fleet_testutil import Tally, caller, fleet_config, load_fleet, needs_fleet
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fleet_testutil import load_fleet
+from support.fleet_testutil import load_fleet
 
 pytestmark = pytest.mark.slow
 

@@ -1,7 +1,7 @@
 """Every command's ``--help`` as a user reads it at 80 columns, and docs/cli.md made from it.
 
 ``python tests/support/cli_reference.py > docs/cli.md`` writes the page again;
-tests/core/test_cli_help.py fails when the page and today's help differ.
+tests/core/cli/test_cli_help.py fails when the page and today's help differ.
 """
 
 from __future__ import annotations

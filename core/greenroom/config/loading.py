@@ -9,6 +9,7 @@ classes by one cattrs converter that rejects unknown keys.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import sys
@@ -18,6 +19,7 @@ from typing import Any
 
 import cattrs
 import jsonschema
+from jsonschema.exceptions import best_match
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -169,6 +171,8 @@ def schema_errors(data: Any, schema: Mapping[str, Any], prefix: str, origins: Ma
     validator = jsonschema.Draft202012Validator(schema)
     out: list[ConfigError] = []
     for err in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
+        if err.validator == "anyOf" and any(e.relative_path for e in err.context):
+            err = best_match([err])  # a value of the right kind, wrong inside: say where
         parts = [*([prefix] if prefix else []), *err.absolute_path]
         where = dotted(parts)
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
@@ -196,11 +200,25 @@ def _describe(err: jsonschema.ValidationError) -> str:
         sign = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[str(v)]
         kind = "an integer" if err.schema.get("type") == "integer" else "a number"
         return f"expected {kind} {sign} {err.validator_value}, got {err.instance!r}"
+    if v == "anyOf":
+        # one of a few kinds of value (true, or a list of globs; true, false or "never")
+        kinds = [_kind_words(s) for s in err.validator_value]
+        if all(kinds):
+            return f"expected {' or '.join(kinds)}, got {_json_kind(err.instance)} {err.instance!r}"
     custom = err.schema.get("errorMessage") if isinstance(err.schema, Mapping) else None
     if isinstance(custom, str):
         # the ajv-errors convention: a schema says in words what its pattern means
         return f"{custom}, got {err.instance!r}"
     return err.message
+
+
+def _kind_words(schema: Any) -> str:
+    """What one alternative of an ``anyOf`` takes, in words ("" when it cannot say)."""
+    if not isinstance(schema, Mapping):
+        return ""
+    if "enum" in schema:
+        return " or ".join(json.dumps(x) for x in schema["enum"])
+    return _type_words(schema["type"]) if "type" in schema else ""
 
 
 def _type_words(t: Any) -> str:

@@ -98,6 +98,15 @@ class McpOAuthConfig:
     redirect_port: int = attrs.field(default=0, validator=[attrs.validators.ge(0), attrs.validators.le(65535)])
 
 
+def _flag_or_globs(value: bool | Sequence[str]) -> bool | tuple[str, ...]:
+    return value if isinstance(value, bool) else tuple(value)
+
+
+def _hint_globs(instance: Any, attribute: Any, value: bool | tuple[str, ...]) -> None:
+    if not isinstance(value, bool):
+        _globs(instance, attribute, value)
+
+
 @attrs.frozen
 class McpServerConfig:
     """One MCP server (stdio with ``command``, or streamable HTTP with ``url``).
@@ -111,7 +120,13 @@ class McpServerConfig:
         headers: HTTP headers (values may use ``${VAR}``).
         naming: ``prefixed`` (server__tool) or ``bare`` (the tool's own name when unambiguous).
         description: One line describing the server's group.
-        defer: Whether the server's tools start deferred as one group.
+        defer: Whether the server's tools start deferred as one group; ``"never"``: its
+            tools are normal tools and start eager, as with ``always_load = true``
+            (Copilot CLI's ``deferTools: "never"``).
+        always_load: Its tools that start eager: ``true`` (all of them) or globs on the
+            names the server lists them by (Claude Code's per-server ``alwaysLoad``). An
+            eager hint, as a tool's ``_meta["anthropic/alwaysLoad"]`` is: the
+            user's placement rules may still defer a tool it names.
         start: ``lazy`` (when first needed) or ``eager`` (when the runtime starts).
         timeout: Seconds for one tool call.
         connect_timeout: Seconds to start the server and list its tools.
@@ -129,7 +144,8 @@ class McpServerConfig:
     headers: dict[str, str] = attrs.field(factory=dict)
     naming: Literal["prefixed", "bare"] = "prefixed"
     description: str | None = None
-    defer: bool = True
+    defer: bool | Literal["never"] = True
+    always_load: bool | tuple[str, ...] = attrs.field(default=False, converter=_flag_or_globs, validator=_hint_globs)
     start: Literal["lazy", "eager"] = "lazy"
     timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
     connect_timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
@@ -277,6 +293,10 @@ class RuntimeConfig:
 def make_converter() -> cattrs.Converter:
     """The one converter: unknown keys are errors, tuples come from lists."""
     conv = cattrs.Converter(forbid_extra_keys=True)
+    # a flag, or globs or a word: the JSON Schema has checked which before this runs, and
+    # the field's converter makes globs a tuple
+    for union in (bool | tuple[str, ...], bool | Literal["never"]):
+        conv.register_structure_hook(union, lambda v, _: v)
     return conv
 
 

@@ -29,8 +29,10 @@ from greenroom.tools.catalog_disk import MIN_BYTES, keep_columns, read_columns
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = "greenroom.mcp-cache/2"
-READ_NAMESPACE = "mcp-listing-read.v1"
+CACHE_FORMAT = "greenroom.mcp-cache/3"
+"""/3: a tool line has ``"alwaysLoad": true`` when its server listed it so (a file of an
+older format would lose the hint: the server is listed again)."""
+READ_NAMESPACE = "mcp-listing-read.v2"
 """The digest cache's namespace of kept listing reads: bump it when the columns change."""
 _CHUNK = 512
 """Tool lines parsed together: one parse per chunk shares the strings of repeated keys."""
@@ -113,12 +115,12 @@ def _from_lines(builder: ListingBuilder, lines: list[bytes]) -> None:
 def _from_kept(builder: ListingBuilder, digest: str) -> bool:
     """Fill ``builder`` from the kept read of the listing ``digest``; False when there is
     none or it cannot be used (the lines are parsed instead)."""
-    columns = read_columns(READ_NAMESPACE, digest, 5)
+    columns = read_columns(READ_NAMESPACE, digest, 6)
     if columns is None:
         return False
     add = builder.add_packed
-    for name, description, title, fault, schema in zip(*columns, strict=True):
-        add(name, description, title, fault, schema)
+    for name, description, title, fault, schema, hinted in zip(*columns, strict=True):
+        add(name, description, title, fault, schema, hinted)
     return True
 
 
@@ -131,7 +133,8 @@ def _keep(specs: Sequence[McpToolSpec], digest: str) -> None:
     descriptions = [s.description for s in specs]
     titles = [s.title for s in specs]
     faults = [s.fault for s in specs]
-    keep_columns(READ_NAMESPACE, digest, (names, descriptions, titles, faults, schemas))
+    hinted = [s.always_load for s in specs]
+    keep_columns(READ_NAMESPACE, digest, (names, descriptions, titles, faults, schemas, hinted))
 
 
 def write_cached_listing(config: McpServerConfig, base_dir: str | Path, listing: McpListing) -> None:

@@ -12,7 +12,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import IO, Any, NamedTuple, cast
 
@@ -41,6 +41,7 @@ from greenroom.mcp.sdk import (
 from greenroom.mcp.sdk_private import absorb_tools, raw_request
 from greenroom.skills.entry import SKILLS_EXTENSION
 from greenroom.tools import ToolResult
+from greenroom.tools.base import Asker
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,8 @@ class Connection:
     done: anyio.Event = attrs.field(factory=anyio.Event)
     broken: str | None = None  # why the connection is unusable (then it is replaced)
     suspect: bool = False  # a call timed out or was abandoned: probe before reuse
+    askers: dict[object, Asker | None] = attrs.field(factory=dict)
+    """Whom each call in progress can ask (``call_asker``): the server's elicitation goes to them."""
 
     @classmethod
     def for_server(cls, config: McpServerConfig) -> Connection:
@@ -73,6 +76,27 @@ class Connection:
             # readable after the task ended (a failed start, a crash).
             conn.errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix="greenroom-mcp-")
         return conn
+
+    @contextlib.contextmanager
+    def asking(self, ask: Asker | None) -> Iterator[None]:
+        """While a call is in progress: whom it can ask (None: nobody)."""
+        key = object()
+        self.askers[key] = ask
+        try:
+            yield
+        finally:
+            del self.askers[key]
+
+    async def elicit(self, context: Any, params: Any) -> Any:
+        """The server's ``elicitation/create``, put to the one asker of the calls in
+        progress: over stdio (and 2025-11-25) nothing says which call a server's request
+        belongs to, so with the calls of several askers in progress nobody is asked."""
+        askers = list(dict.fromkeys(self.askers.values()))  # None: a call nobody can be asked for
+        if len(askers) == 1 and askers[0] is not None:
+            return await askers[0](params)
+        why = "no call of a client that can be asked is" if askers in ([], [None]) else "calls of several callers are"
+        message = f"elicitation/create refused: {why} in progress on this server (greenroom relays it to one)"
+        return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=message)
 
     def stderr_tail(self, redact: Redactor) -> str:
         """The last lines the server wrote to stderr, without secrets."""
@@ -129,18 +153,24 @@ async def run_session(
     redact: Redactor,
     *,
     on_tools_changed: Callable[[], None] = lambda: None,
+    on_resource_updated: Callable[[str], None] | None = None,
     then: SessionTask | None = None,
     task_status: TaskStatus[None],
 ) -> None:
     """The dedicated task that owns one session: open, initialise and list (then report
     ``started``), and hold the session until ``conn.stop`` is set. The server's
-    ``notifications/tools/list_changed`` calls ``on_tools_changed`` (in this loop); ``then``
-    runs beside the session once it started (its skills listed), until it ends; it must
-    let nothing escape."""
+    ``notifications/tools/list_changed`` calls ``on_tools_changed``, its
+    ``notifications/resources/updated`` ``on_resource_updated`` (both in this loop).
+    With ``on_resource_updated`` (greenroom serve relays), greenroom says it can elicit: the
+    server's ``elicitation/create`` goes to the asker of the call (``Connection.elicit``).
+    ``then`` runs beside the session once it started (its skills listed), until it ends;
+    it must let nothing escape."""
 
     async def heard(message: mcp_types.ServerNotification | Exception) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
             on_tools_changed()
+        elif isinstance(message, mcp_types.ResourceUpdatedNotification) and on_resource_updated is not None:
+            on_resource_updated(message.params.uri)
 
     started = False
     try:
@@ -162,9 +192,15 @@ async def run_session(
                     cwd=str(base_dir),
                 )
                 read, write = await stack.enter_async_context(stdio_client(params, errlog=cast(Any, conn.errlog)))
+            asks = conn.elicit if on_resource_updated is not None else None  # None: it cannot elicit
             session = await stack.enter_async_context(
                 ClientSession(
-                    Rereading(read), write, client_info=CLIENT_INFO, message_handler=heard, extensions=EXTENSIONS
+                    Rereading(read),
+                    write,
+                    client_info=CLIENT_INFO,
+                    message_handler=heard,
+                    elicitation_callback=asks,
+                    extensions=EXTENSIONS,
                 )
             )
             init = await session.initialize()

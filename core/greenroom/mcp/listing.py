@@ -33,6 +33,15 @@ if TYPE_CHECKING:
 _EMPTY_SCHEMA: Mapping[str, Any] = MappingProxyType({"type": "object"})
 """The schema of a tool listed without a usable one (read-only: one object for them all)."""
 
+ALWAYS_LOAD = "anthropic/alwaysLoad"
+"""The key of a listed tool's ``_meta`` by which its server asks hosts to keep it loaded
+(Claude Code reads it); ``true`` is an eager hint (``ToolDescriptor.eager_hint``)."""
+
+
+def always_load(meta: Any) -> bool:
+    """Whether a listed tool's ``_meta`` asks that it be always loaded (exactly ``true``)."""
+    return isinstance(meta, Mapping) and meta.get(ALWAYS_LOAD) is True
+
 
 class McpToolSpec(NamedTuple):
     """One tool as an MCP server lists it (the part greenroom keeps and caches).
@@ -48,6 +57,9 @@ class McpToolSpec(NamedTuple):
     fault: str | None = None
     """Why the listed ``inputSchema`` cannot be used (missing, or not a JSON object): the
     tool is listed, and unusable, and ``input_schema`` is an empty object schema."""
+    always_load: bool = False
+    """The server listed it with ``_meta["anthropic/alwaysLoad"]`` true (cached as
+    ``"alwaysLoad": true``)."""
 
     @property
     def problem(self) -> SchemaProblem | None:
@@ -73,11 +85,15 @@ class McpToolSpec(NamedTuple):
     def from_mcp(cls, tool: mcp_types.Tool) -> McpToolSpec:
         schema = dict(tool.input_schema or {"type": "object"})
         return cls(
-            name=tool.name, description=tool.description or tool.title or "", input_schema=schema, title=tool.title
+            name=tool.name,
+            description=tool.description or tool.title or "",
+            input_schema=schema,
+            title=tool.title,
+            always_load=always_load(tool.meta),
         )
 
     def to_json(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
             "inputSchema": dict(self.input_schema),
@@ -85,6 +101,8 @@ class McpToolSpec(NamedTuple):
         }
         if self.fault is not None:
             data["fault"] = self.fault
+        if self.always_load:
+            data["alwaysLoad"] = True  # only then: the lines of other tools stay as they were
         return data
 
     @classmethod
@@ -95,6 +113,7 @@ class McpToolSpec(NamedTuple):
             input_schema=dict(data.get("inputSchema") or {"type": "object"}),
             title=data.get("title"),
             fault=data.get("fault"),
+            always_load=data.get("alwaysLoad") is True,
         )
 
 
@@ -187,14 +206,18 @@ class ListingBuilder:
                 packed,
                 title if type(title) is str else None,
                 fault if type(fault) is str else None,
+                record.get("alwaysLoad") is True,
             )
         )
 
-    def add_packed(self, name: str, description: str, title: str | None, fault: str | None, schema: Any) -> None:
+    def add_packed(
+        self, name: str, description: str, title: str | None, fault: str | None, schema: Any, hinted: bool
+    ) -> None:
         """A tool as ``greenroom.mcp.cache`` keeps a read: its schema packed (``marshal``
-        bytes) or, for one without a ``type``, as sent (the caller hashes the lines)."""
+        bytes) or, for one without a ``type``, as sent (the caller hashes the lines);
+        ``hinted``: its ``always_load``."""
         packed = CatalogSchema.from_packed(schema, self.catalog, len(self.specs)) if type(schema) is bytes else schema
-        self.specs.append(McpToolSpec(name, description, packed, title, fault))
+        self.specs.append(McpToolSpec(name, description, packed, title, fault, hinted))
 
     @property
     def digest(self) -> str:
@@ -218,6 +241,8 @@ class ListingBuilder:
             "inputSchema": schema,
         }
         record["title"] = tool.title
+        if always_load(tool.meta):
+            record["alwaysLoad"] = True
         self.add(record)
 
     def listing(self, **info: Any) -> McpListing:
@@ -235,4 +260,13 @@ class ListingBuilder:
         return McpListing(tools=tuple(self.specs), digest=digest, catalog=self.catalog, encoded=self.lines, **info)
 
 
-__all__ = ["NO_SCHEMA", "ListingBuilder", "McpListing", "McpToolSpec", "encode_tool", "json_kind", "schema_fault"]
+__all__ = [
+    "ALWAYS_LOAD",
+    "NO_SCHEMA",
+    "ListingBuilder",
+    "McpListing",
+    "McpToolSpec",
+    "encode_tool",
+    "json_kind",
+    "schema_fault",
+]

@@ -25,14 +25,14 @@ from greenroom.mcp.cache import read_cached_listing, write_cached_listing
 from greenroom.mcp.connection import Connection, SessionTask, list_server, run_session, start_failure_reason
 from greenroom.mcp.errors import McpError, McpStartError, describe_target, quiet_stdout_noise, server_secrets, serving
 from greenroom.mcp.following import ListFollower
-from greenroom.mcp.host.thread import CLOSE_TIMEOUT, McpHost, in_caller_loop
+from greenroom.mcp.host.thread import CLOSE_TIMEOUT, McpHost, asked_in_caller_loop, in_caller_loop
 from greenroom.mcp.listing import McpListing
 from greenroom.mcp.naming import ToolNamer
 from greenroom.mcp.results import masked, to_tool_result
 from greenroom.mcp.sdk import ClientSession
 from greenroom.mcp.tool import ListedTools, McpTool
 from greenroom.tools import ToolDescriptor, ToolResult
-from greenroom.tools.base import Progress
+from greenroom.tools.base import Progress, call_asker
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -97,10 +97,10 @@ class McpServer:
         self._last_error: McpStartError | None = None
         self.starts = 0  # how many sessions were opened (tests and diagnostics)
         self.on_change: Callable[[McpServer], None] = lambda server: None  # told (host thread) of changed tools
+        self.on_resource_updated: Callable[[McpServer, str], None] | None = None  # set by a relay (host thread)
         self.then: SessionTask | None = None  # runs beside each session once it started (its skills listed)
-        self._follower = ListFollower(
-            self.name, self._relist_live, self._host, timeout=config.timeout, redact=self._redact
-        )
+        follow = functools.partial(ListFollower, timeout=config.timeout, redact=self._redact)
+        self._follower = follow(self.name, self._relist_live, self._host)
         self._again = "reconnected" if config.url else "restarted"
 
     def __repr__(self) -> str:
@@ -122,8 +122,7 @@ class McpServer:
 
     @property
     def connected(self) -> bool:
-        conn = self._conn
-        return conn is not None and conn.broken is None
+        return self._conn is not None and self._conn.broken is None
 
     @property
     def start_failed(self) -> bool:
@@ -167,14 +166,12 @@ class McpServer:
 
     async def list_tools(self, *, refresh: bool = False) -> list[McpTool]:
         """Start if needed and return the tools (``refresh`` asks the server again)."""
-        await self.start()
-        if refresh:
-            await self._host.call(self._relist)
+        await (self._host.call(self._relist) if refresh else self.start())
         return self.tools()
 
     async def with_session(self, use: Callable[[ClientSession], Awaitable[T]]) -> T:
-        """``use(session)`` with the live SDK session (the server started if need be), in
-        the loop that owns it: for what is passed through, not wrapped (prompts, resources)."""
+        """``use(session)`` with the live SDK session (started if need be), in the loop that
+        owns it: for what is passed through (prompts, resources, completions, subscriptions)."""
 
         async def run() -> T:
             conn = await self._ensure_connected()
@@ -202,13 +199,13 @@ class McpServer:
         they come back as error results. The server's progress notifications go to
         ``progress``, in the caller's event loop; ``meta`` is sent as ``params._meta``."""
         limit, sent = self.config.timeout if timeout is None else timeout, dict(meta) if meta else None
+        ask = asked_in_caller_loop(call_asker.get())  # whom the server's elicitation/create reaches
         try:
-            return await self._host.call(self._call, name, dict(arguments), limit, in_caller_loop(progress), sent)
+            return await self._host.call(self._call, name, dict(arguments), limit, in_caller_loop(progress), sent, ask)
         except anyio.get_cancelled_exc_class():
             # The caller gave up (its own timeout): the server may be hung. Marked here and now:
             # the host loop hears of it later than the next call asks for its budget.
-            conn = self._conn
-            if conn is not None and conn.broken is None:
+            if (conn := self._conn) is not None and conn.broken is None:
                 conn.suspect = True
             raise
 
@@ -300,7 +297,11 @@ class McpServer:
         named = serving.set(self.name)  # the session's tasks (the SDK's reader too) know whose they are
         try:
             with anyio.fail_after(self.config.connect_timeout):
-                session = functools.partial(run_session, on_tools_changed=self._follower.changed, then=self.then)
+                told = None if self.on_resource_updated is None else functools.partial(self.on_resource_updated, self)
+                changed = self._follower.changed
+                session = functools.partial(
+                    run_session, on_tools_changed=changed, on_resource_updated=told, then=self.then
+                )
                 await self._host.task_group.start(
                     session, self.config, self.base_dir, conn, self._set_listing, self._redact
                 )
@@ -342,7 +343,7 @@ class McpServer:
         return True
 
     async def _call(
-        self, name: str, arguments: dict[str, Any], timeout: float, progress: Any = None, meta: Any = None
+        self, name: str, arguments: dict[str, Any], timeout: float, progress: Any, meta: Any, ask: Any
     ) -> ToolResult:
         try:
             conn = await self._ensure_connected()
@@ -350,7 +351,7 @@ class McpServer:
             return ToolResult.error(str(exc))
         assert conn.session is not None
         try:
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(timeout), conn.asking(ask):
                 result = await conn.session.call_tool(name, arguments, progress_callback=progress, meta=meta)
         except anyio.get_cancelled_exc_class():
             # The caller gave up (its own timeout, or the run was cancelled): the server

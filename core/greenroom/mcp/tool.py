@@ -10,13 +10,15 @@ from __future__ import annotations
 import hashlib
 import math
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from greenroom._support.collector import collection_paused
-from greenroom.mcp.listing import McpListing, McpToolSpec
+from greenroom._support.globs import compile_glob, is_glob
+from greenroom.config import McpServerConfig
+from greenroom.mcp.listing import ALWAYS_LOAD, McpListing, McpToolSpec
 from greenroom.mcp.observe import McpRequest, observed, run_hook
 from greenroom.tools import ToolCallContext, ToolDescriptor, ToolResult
 from greenroom.tools.catalog import CatalogSchema
@@ -80,9 +82,11 @@ async def take_slot(server: McpServer) -> str | None:
 class McpTool:
     """A tool of an MCP server, as greenroom's ``Tool``; it calls the server that made it."""
 
-    def __init__(self, server: McpServer, spec: McpToolSpec, name: str, group: str | None = None) -> None:
+    def __init__(
+        self, server: McpServer, spec: McpToolSpec, name: str, group: str | None = None, hint: str | None = None
+    ) -> None:
         """``group``: the server's ``group_id``, when the caller has it (one string for a
-        listing's tools, not one each)."""
+        listing's tools, not one each); ``hint``: its ``eager_hint`` (``EagerHints``)."""
         self.server = server
         self.spec = spec
         self._descriptor = ToolDescriptor(
@@ -91,6 +95,7 @@ class McpTool:
             parameters=tool_parameters(spec.input_schema),
             group=server.group_id if group is None else group,
             problem=None if spec.fault is None else spec.problem,
+            eager_hint=hint,
         )
 
     @property
@@ -129,6 +134,36 @@ class McpTool:
         return f"<mcp tool {self._descriptor.name} ({self.server.name}/{self.spec.name})>"
 
 
+class EagerHints:
+    """Which of a server's tools ask to start eager, and who asks (the words of
+    ``ToolDescriptor.eager_hint``): its config first (``defer = "never"``, ``always_load``,
+    the user's word), then the tool's own ``_meta["anthropic/alwaysLoad"]``. The words
+    are made once per server and shared by its tools."""
+
+    META = f'_meta["{ALWAYS_LOAD}"]'
+
+    def __init__(self, config: McpServerConfig) -> None:
+        where = f"of MCP server {config.name!r}"
+        every = config.defer == "never" or config.always_load is True
+        self.every = (
+            (f'defer = "never" {where}' if config.defer == "never" else f"always_load {where}") if every else None
+        )
+        globs = () if isinstance(config.always_load, bool) else config.always_load
+        # compiled once: a listing of 100,000 tools asks each of them
+        self.globs: list[tuple[Callable[[str], object], str]] = [
+            (compile_glob(g).fullmatch if is_glob(g) else g.__eq__, f"always_load {g!r} {where}") for g in globs
+        ]
+
+    def of(self, spec: McpToolSpec) -> str | None:
+        """The hint of one listed tool (globs match the name the server lists it by)."""
+        if self.every is not None:
+            return self.every
+        for matches, words in self.globs:
+            if matches(spec.name):
+                return words
+        return self.META if spec.always_load else None
+
+
 _HASHED_AT_ONCE = 4096
 """Tool names joined for one update of the catalog digest (the same bytes as one by one)."""
 
@@ -159,10 +194,11 @@ class ListedTools:
         tools: list[McpTool] = []
         seen: dict[str, int] = {}
         naming, owner, group, name_of = server.config.naming, server.name, server.group_id, namer.name
+        hint = EagerHints(server.config).of
         for spec in listing.tools:
             # a name listed twice is two tools (the namer gives the copy a suffix), not one lost
             n = seen[spec.name] = seen.get(spec.name, 0) + 1
-            tools.append(McpTool(server, spec, name_of(owner, spec.name, naming, n), group))
+            tools.append(McpTool(server, spec, name_of(owner, spec.name, naming, n), group, hint(spec)))
         catalog = listing.catalog
         if catalog is not None:
             h = hashlib.blake2b(digest_size=20)
@@ -179,4 +215,4 @@ class ListedTools:
         return list(tools)
 
 
-__all__ = ["ListedTools", "McpTool", "server_slots", "take_slot", "tool_parameters"]
+__all__ = ["EagerHints", "ListedTools", "McpTool", "server_slots", "take_slot", "tool_parameters"]

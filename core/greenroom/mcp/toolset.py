@@ -2,10 +2,10 @@
 
 A deferred server (``defer = true``) is one ``ToolGroup`` (``mcp:<server>``) whose
 catalog comes from the listing cache, so a later process builds it without starting the
-server; a server with ``defer = false`` gives normal tools that start it on first call.
-A server's skills (``greenroom.skills.mcp``), listed each time it starts and cached
-beside its tools, are a skills group, ``skills:<server>``, deferred whatever ``defer``
-says.
+server; a server with ``defer = false`` (or ``"never"``: its tools hint eager) gives
+normal tools that start it on first call. A server's skills (``greenroom.skills.mcp``),
+listed each time it starts and cached beside its tools, are a skills group,
+``skills:<server>``, deferred whatever ``defer`` says.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ class McpToolset:
     def groups(self) -> list[ToolGroup]:
         """One group per deferred server (``defer = true``), from what is listed now, and
         one skills group per server that offers skills."""
-        out = [self._group(s) for s in self.servers.values() if s.config.defer]
+        out = [self._group(s) for s in self.servers.values() if s.config.defer is True]
         for skills in self.skills.values():
             if skills.offered:
                 group = self._skill_groups[skills.group_id] = self._skill_group(skills)
@@ -239,8 +239,8 @@ class McpToolset:
         return group
 
     def tools(self) -> list[Tool]:
-        """The tools of servers with ``defer = false``, as normal tools (start on first call)."""
-        return [t for s in self.servers.values() if not s.config.defer for t in s.tools()]
+        """The tools of the other servers, as normal tools (start on first call)."""
+        return [t for s in self.servers.values() if s.config.defer is not True for t in s.tools()]
 
     def instructions(self) -> dict[str, str]:
         """Server instructions by server name (for servers whose tools are not in a group)."""
@@ -270,7 +270,7 @@ class McpToolset:
             loader=load,
             known=server.descriptors(),
             instructions=server.instructions,
-            defer=server.config.defer,
+            defer=True,
             prefix=group_prefix(server),
         )
 

@@ -42,6 +42,11 @@ class ToolDescriptor:
     """What its source already knows makes the tool unusable, whatever ``parameters``
     says (an MCP server listed it without a valid ``inputSchema``; ``parameters`` is then
     an empty object schema)."""
+    eager_hint: str | None = None
+    """Who asks that the tool start eager, in a few words (``_meta["anthropic/alwaysLoad"]``,
+    ``always_load of MCP server 'git'``); None when nobody does. A hint, weaker than
+    ``deferrable``: a placement (deferred tools) honours it unless the user's own rules
+    say otherwise, and never defers it on its own account (learned use, idleness)."""
 
     def to_json(self) -> dict[str, Any]:
         """The provider-neutral function definition: description, name, parameters."""
@@ -176,6 +181,15 @@ Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 progress_listener: ContextVar[Progress | None] = ContextVar("greenroom_progress_listener", default=None)
 """Who hears the progress of the calls made in this context (``greenroom serve`` sets it
 to the MCP client's request); a call's ``ToolCallContext.progress`` comes from it."""
+
+Asker = Callable[[Any], Awaitable[Any]]
+"""Put a question a call's source asks to the person behind the call: an MCP server's
+``elicitation/create`` params in, its answer out (an ``ElicitResult``, or the
+``ErrorData`` that refuses it)."""
+
+call_asker: ContextVar[Asker | None] = ContextVar("greenroom_call_asker", default=None)
+"""Who the calls made in this context can ask (``greenroom serve`` sets it to the MCP
+client that made the call); None: nobody, and a server that asks is refused."""
 
 
 @attrs.frozen

@@ -5,10 +5,12 @@ tools and the listing, and when it may change.
 visible without a search, so tools are chosen as sets, by the sessions they cover, not
 one by one by their own use. The priors say which tools recent sessions called together
 (``ToolPriors.sets``: each set with its share of sessions); a set counts as covered by an
-eager set that holds all of its tools (tools that are eager anyway, by the config or as
-the plugin's own, are free). A share is taken at the low end of what the sessions seen
-support (``ERRORS`` standard errors below it, over at most ``EFFECTIVE_SESSIONS``): a set
-one session of many called is not taken for a habit, while an agent's only session is.
+eager set that holds all of its tools (tools that are eager anyway, by the config, an
+eager hint or as the plugin's own, are free: never chosen, never counted against the
+budget, and never demoted, for learning only adds to what is eager). A share is taken
+at the low end of what the sessions seen support (``ERRORS`` standard errors below it,
+over at most ``EFFECTIVE_SESSIONS``): a set one session of many called is not taken for
+a habit, while an agent's only session is.
 
 Per session, in input-token prices (a prefix token is read from the provider's cache at
 ``CACHE_READ``; what a search step adds is written at about the full price), an eager set
@@ -143,11 +145,10 @@ def strip(
     sets: Mapping[frozenset[str], float], free: Collection[str], eligible: Collection[str], sessions: int | None
 ) -> dict[frozenset[str], float]:
     """The sets without the tools that are visible anyway (``free``: the plugin's own,
-    and tools eager by the config), each share ``assured`` over ``sessions`` (None: as
-    observed); leaving out the sets that
-    hold a tool no learned set may make eager (deferred by a rule, gone), and those of
-    sessions that searched and then called no deferred tool (nothing eager would have
-    spared them the search)."""
+    and tools eager by the config or a hint), each share ``assured`` over ``sessions``
+    (None: as observed); leaving out the sets that hold a tool no learned set may make
+    eager (deferred by a rule, gone), and those of sessions that searched and then called
+    no deferred tool (nothing eager would have spared them the search)."""
     out: dict[frozenset[str], float] = {}
     for tools, w in sets.items():
         rest = frozenset(t for t in tools if t not in free)

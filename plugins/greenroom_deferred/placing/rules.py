@@ -1,9 +1,13 @@
 """Where each tool starts, once per session, in this order: never_defer, the owner's
-policy, rules, deferred groups, the default mode; then the activation thresholds; then
-learning, which starts eager the tools of the set it chose (``learning``), if they were
-deferred by default or as tools of a deferred group (a group or MCP tool is then sent
-from the schema its catalog or listing cache holds, and its first call loads the group),
-never against a rule or the owner's ``always``.
+policy, rules, an eager hint (``ToolDescriptor.eager_hint``: an MCP tool's
+``_meta["anthropic/alwaysLoad"]``, its server's ``always_load``), deferred groups, the
+default mode; then the activation thresholds; then learning, which starts eager the tools
+of the set it chose (``learning``), if they were deferred by default or as tools of a
+deferred group (a group or MCP tool is then sent from the schema its catalog or listing
+cache holds, and its first call loads the group), never against a rule or the owner's
+``always``. A hint yields to the user's word (never_defer, a rule) and wins over what
+applies to tools wholesale (their group's deferral, the default mode); nothing learned
+undoes it (its source is not ``retainable``).
 
 ``place`` and ``with_learned`` are pure: descriptors, config and the learned set in, one
 ``Placement`` per tool out.
@@ -67,6 +71,8 @@ def initial(
         rule = next((r for r in config.rules if matches(r.tool, name)), None) if config.rules else None
         if rule is not None:  # a rule names tools on purpose: it wins over their group's deferral
             mode, source, detail = rule.mode, PlacementSource.RULE, f"rule {rule.tool!r}"
+        elif tool.eager_hint is not None:
+            mode, source, detail = "eager", PlacementSource.HINT, f"hint: {tool.eager_hint}"
         elif name in grouped:
             mode, source, detail = "deferred", PlacementSource.GROUP, f"group {tool.group}"
         else:

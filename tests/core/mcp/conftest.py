@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gr_testutil import free_port
+from support.gr_testutil import free_port
 
 from greenroom.config import McpServerConfig
 

@@ -414,7 +414,7 @@ def test_the_documented_config_is_valid(monkeypatch: pytest.MonkeyPatch) -> None
     servers = {s.name: s for s in cfg.tools.mcp}
     assert list(servers) == ["git", "github", "time"]
     assert servers["github"].env == {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp-example-token"}
-    assert servers["git"].defer and not servers["time"].defer
+    assert servers["git"].defer is True and servers["time"].always_load is True
 
 
 def test_the_documented_python_example_runs(no_leftovers: None, capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
-from gr_testutil import free_port
+from support.gr_testutil import free_port
 
 from greenroom._support.redact import MASK
 from greenroom.compose.build import build_runtime

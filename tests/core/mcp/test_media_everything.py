@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from gr_testutil import ROOT
+from support.gr_testutil import ROOT
 
 pytest.importorskip("mcp_types", reason="needs the MCP SDK 2.x: pip install 'greenroom[mcp]'")
 

@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("mcp_types", reason="needs the MCP SDK 2.x: pip install 'greenroom[mcp]'")
 pytest.importorskip("jwt", reason="needs PyJWT (pip install -e '.[oauth]')")
 
-from oauth_testutil import AuthServer, Upstream, authorize
+from support.oauth_testutil import AuthServer, Upstream, authorize
 
 from greenroom.compose.build import build_runtime
 from greenroom.mcp.oauth.store import token_path

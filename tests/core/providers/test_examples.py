@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from gr_testutil import EXAMPLES
+from support.gr_testutil import EXAMPLES
 
 from greenroom.compose.build import build_runtime, load_runtime_config, plugin_configs
 from greenroom_anthropic import AnthropicModel

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 import tomllib
-from gr_testutil import ROOT
 from support.fake_llm_server import FakeLLMServer, Recorded, Reply
+from support.gr_testutil import ROOT
 
 import greenroom
 from greenroom import ConfigError, build_runtime, tool

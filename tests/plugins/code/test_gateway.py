@@ -12,7 +12,7 @@ from pathlib import Path
 
 import mcp_types as t
 import pytest
-from serve_testutil import serve_argv, stdio_gateway
+from support.serve_testutil import serve_argv, stdio_gateway
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from scale_testutil import scale_catalog
+from support.scale_testutil import scale_catalog
 
 from greenroom import ToolDescriptor, count_tokens
 from greenroom.models import ModelRequest

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gr_testutil import PIP_INSTALL, ROOT
+from support.gr_testutil import PIP_INSTALL, ROOT
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import typer
-from gr_testutil import plugin_cli
+from support.gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
 from greenroom_demo.agent.policy import FINAL

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from serve_testutil import HttpGateway, servers_toml
+from support.serve_testutil import HttpGateway, servers_toml
 
 pytest.importorskip("mcp_server_time", reason="needs mcp-server-time (pip install -e '.[dev]')")
 pytest.importorskip("mcp_server_git", reason="needs mcp-server-git (pip install -e '.[dev]')")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_testutil import HttpGateway, inspector_binary
+from support.serve_testutil import HttpGateway, inspector_binary
 
 pytestmark = pytest.mark.slow
 

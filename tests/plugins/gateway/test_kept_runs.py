@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp.client.client import Client
-from serve_testutil import HttpGateway
+from support.serve_testutil import HttpGateway
 
 from greenroom_gateway.sessions import Limits, LogicalRuns
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from serve_testutil import stdio_gateway
+from support.serve_testutil import stdio_gateway
 
 from greenroom import build_runtime
 from greenroom.cli.inspection import inspect_runtime

@@ -17,7 +17,7 @@ import anyio
 import httpx2
 import mcp_types as t
 import pytest
-from serve_testutil import HOLD_SERVER, HttpGateway, hold_config, http_client
+from support.serve_testutil import HOLD_SERVER, HttpGateway, hold_config, http_client
 
 from greenroom.config import McpServerConfig
 from greenroom.mcp.toolset import McpToolset

@@ -19,8 +19,8 @@ import pytest
 jwt = pytest.importorskip("jwt", reason="needs PyJWT (pip install -e '.[dev]')")
 rsa = pytest.importorskip("cryptography.hazmat.primitives.asymmetric.rsa", reason="needs cryptography")
 
-from oauth_testutil import AuthServer, OAuthGateway  # noqa: E402
-from serve_testutil import http_client  # noqa: E402
+from support.oauth_testutil import AuthServer, OAuthGateway  # noqa: E402
+from support.serve_testutil import http_client  # noqa: E402
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -181,7 +181,7 @@ async def test_a_missing_required_scope_gets_403(
 async def test_keys_that_cannot_be_fetched_let_nobody_in(
     make_config: Callable[..., Path], oauth_gateway: Callable[..., OAuthGateway], auth_server: AuthServer
 ) -> None:
-    from gr_testutil import free_port
+    from support.gr_testutil import free_port
 
     dead = f"http://127.0.0.1:{free_port()}/jwks"
     gw = oauth_gateway(make_config(f'[serve.oauth]\nissuer = "x"\naudience = "x"\njwks_url = "{dead}"\n'))

@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from gr_testutil import plugin_cli
-from serve_testutil import HttpGateway, hold_config, http_client, wait_until
+from support.gr_testutil import plugin_cli
+from support.serve_testutil import HttpGateway, hold_config, http_client, wait_until
 from typer.testing import CliRunner
 
 from greenroom import Plugin, Readiness, Runtime, build_runtime, hookimpl
@@ -156,7 +156,7 @@ async def test_ready_when_every_plugin_is(tmp_path: Path, gr_home: Path) -> None
 async def test_upstream_servers_are_ready_once_listed_and_not_while_failing_to_start(
     tmp_path: Path, gr_home: Path
 ) -> None:
-    from serve_testutil import HOLD_SERVER
+    from support.serve_testutil import HOLD_SERVER
 
     servers = f"""
 [[tools.mcp]]

@@ -17,7 +17,7 @@ import mcp_types as t
 import pytest
 from mcp import StdioServerParameters
 from mcp.client.client import Client
-from serve_testutil import HttpGateway, priors_sessions, serve_argv, wait_until
+from support.serve_testutil import HttpGateway, priors_sessions, serve_argv, wait_until
 
 pytestmark = pytest.mark.anyio
 

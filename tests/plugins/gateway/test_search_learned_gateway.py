@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from serve_testutil import HttpGateway, http_client, priors_sessions, wait_until
+from support.serve_testutil import HttpGateway, http_client, priors_sessions, wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

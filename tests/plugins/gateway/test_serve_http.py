@@ -13,7 +13,7 @@ import anyio
 import httpx2
 import mcp_types as t
 import pytest
-from serve_testutil import HttpGateway, http_client
+from support.serve_testutil import HttpGateway, http_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

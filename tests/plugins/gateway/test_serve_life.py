@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import mcp_types as t
 import pytest
-from serve_testutil import HttpGateway, http_client, processes_with, serve_argv, stdio_gateway, wait_until
+from support.serve_testutil import HttpGateway, http_client, processes_with, serve_argv, stdio_gateway, wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

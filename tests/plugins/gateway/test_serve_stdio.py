@@ -16,7 +16,7 @@ from typing import Any
 
 import mcp_types as t
 import pytest
-from serve_testutil import PNG, RICH_SERVER, WAV, stdio_gateway
+from support.serve_testutil import PNG, RICH_SERVER, WAV, stdio_gateway
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

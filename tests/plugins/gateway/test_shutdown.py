@@ -21,7 +21,7 @@ import httpx2
 import mcp_types as t
 import pytest
 from mcp.client.client import Client
-from serve_testutil import HttpGateway, hold_config, http_client, priors_sessions
+from support.serve_testutil import HttpGateway, hold_config, http_client, priors_sessions
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from mcp import StdioServerParameters
 from mcp.client.client import Client
-from serve_testutil import serve_argv
+from support.serve_testutil import serve_argv
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

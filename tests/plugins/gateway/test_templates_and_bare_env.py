@@ -11,7 +11,7 @@ from pathlib import Path
 
 import mcp_types as t
 import pytest
-from serve_testutil import RICH_SERVER, stdio_gateway
+from support.serve_testutil import RICH_SERVER, stdio_gateway
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ import anyio
 import mcp_types as t
 import pytest
 from mcp.client.client import Client
-from serve_testutil import HttpGateway
+from support.serve_testutil import HttpGateway
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 import typer
-from gr_testutil import DATASETS, plugin_cli
+from support.gr_testutil import DATASETS, plugin_cli
 from typer.testing import CliRunner
 
 CATALOG = DATASETS / "metatool" / "tools.jsonl"

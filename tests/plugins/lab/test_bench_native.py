@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gr_testutil import DATASETS
+from support.gr_testutil import DATASETS
 
 from greenroom_lab.bench.replay import NATIVE, compare, load_tools
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from eval_testutil import write_catalog
+from support.eval_testutil import write_catalog
 
 from greenroom import ToolDescriptor
 from greenroom_deferred.signatures import signature

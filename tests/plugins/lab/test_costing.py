@@ -8,7 +8,7 @@ import json
 
 import pytest
 import typer
-from gr_testutil import DATASETS, plugin_cli
+from support.gr_testutil import DATASETS, plugin_cli
 from typer.testing import CliRunner
 
 from greenroom_lab.costing import Price, Request, bill

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_testutil import write_catalog
-from gr_testutil import plugin_cli
+from support.eval_testutil import write_catalog
+from support.gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
 POLICY = '''

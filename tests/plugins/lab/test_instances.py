@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from gr_testutil import DATASETS
+from support.gr_testutil import DATASETS
 
 from greenroom_lab.eval.instances import FORMATS, MAX_DEPTH, arguments_for
 

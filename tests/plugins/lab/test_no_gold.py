@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_testutil import FILLER, TASKS, write_catalog
+from support.eval_testutil import FILLER, TASKS, write_catalog
 
 from greenroom import ModelRequest, ModelResponse
 from greenroom_lab.eval.agent import SimulatedAgent

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gr_testutil import ROOT, free_port
+from support.gr_testutil import ROOT, free_port
 
 from greenroom import abuild_runtime
 

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("mcp_types", reason="needs the MCP SDK 2.x: pip install 'greenroom[mcp]'")
 pytest.importorskip("uvicorn", reason="needs uvicorn (the MCP SDK's HTTP server)")
 
-from serve_testutil import HttpGateway
+from support.serve_testutil import HttpGateway
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -107,7 +107,7 @@ async def test_a_traceparent_in_the_http_headers_is_continued(tmp_path: Path, re
 async def test_a_gateway_started_with_a_bare_environment_follows_its_config_and_flags(tmp_path: Path, receiver) -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
-    from serve_testutil import serve_argv, wait_until
+    from support.serve_testutil import serve_argv, wait_until
 
     state = tmp_path / "state"
     argv = serve_argv(config(tmp_path, receiver.url), "--home", str(state))

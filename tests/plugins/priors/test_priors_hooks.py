@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gr_testutil import env_with_path, pip_install
+from support.gr_testutil import env_with_path, pip_install
 
 from greenroom import Plugin, hookimpl, hookspecs, make_plugin_host
 from greenroom.plugins.discovery import AUTOLOAD_ENV

@@ -394,7 +394,7 @@ def test_a_broken_document_keeps_its_runs_in_the_journal_and_the_others_are_swep
 
 
 def test_priors_sweep_takes_the_store_and_the_bound_from_a_config(shelf: str, tmp_path: Path) -> None:
-    from gr_testutil import plugin_cli
+    from support.gr_testutil import plugin_cli
     from typer.testing import CliRunner
 
     from greenroom_priors import ToolTally

@@ -18,8 +18,8 @@ from typing import Any
 
 import anyio
 import pytest
-from gr_testutil import plugin_cli
 from priors_testutil import HERE, ClientRun, Events, PgCtl, alpha, beta, gamma
+from support.gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
 from greenroom import AgentConfig, EventBus, Runtime

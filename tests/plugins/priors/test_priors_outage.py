@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gr_testutil import plugin_cli
 from priors_testutil import SCRIPT_3_STEPS, Events, PgCtl, call
+from support.gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
 from greenroom import Runtime
@@ -99,7 +99,7 @@ async def test_thirty_calls_through_a_gateway_across_a_stop_and_start_are_thirty
     pg_url: str, pg_ctl: PgCtl, tmp_path: Path, agent_id: str
 ) -> None:
     from mcp.client.client import Client
-    from serve_testutil import HttpGateway, hold_config
+    from support.serve_testutil import HttpGateway, hold_config
 
     home = tmp_path / "home"
     extra = f'[plugins.priors-persistence]\nstore = "{pg_url}"\ncheckpoint_calls = 5\n'

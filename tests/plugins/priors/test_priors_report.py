@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import typer
-from gr_testutil import plugin_cli
+from support.gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
 from greenroom_priors import Observation, PriorsPlugin, fold_document

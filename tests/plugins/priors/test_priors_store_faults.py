@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 import typer
-from gr_testutil import plugin_cli
 from priors_testutil import SCRIPT_3_STEPS, Events
+from support.gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
 from greenroom import Runtime

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from gr_testutil import DATASETS
+from support.gr_testutil import DATASETS
 
 from greenroom import ScoredTool, SearchQuery, ToolDescriptor
 from greenroom.config import ConfigError, structure_plugin_config

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gr_testutil import EXAMPLES, env_with_path, pip_install
+from support.gr_testutil import EXAMPLES, env_with_path, pip_install
 
 DIST = "greenroom-group-boost"
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
-from gr_testutil import ROOT
+from support.gr_testutil import ROOT
 
 from greenroom_ranking import HYBRID_SETTINGS
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gr_testutil import DATASETS
+from support.gr_testutil import DATASETS
 
 from greenroom_ranking.extra import missing_extra
 

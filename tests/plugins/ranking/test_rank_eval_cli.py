@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import typer
-from gr_testutil import DATASETS, plugin_cli
+from support.gr_testutil import DATASETS, plugin_cli
 from typer.testing import CliRunner
 
 from greenroom_ranking import SearchRankingPlugin

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from gr_testutil import plugin_cli
+from support.gr_testutil import plugin_cli
 from typer.testing import CliRunner
 
 from greenroom import build_runtime

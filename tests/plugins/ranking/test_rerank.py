@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from rerank_testutil import write_model
+from support.rerank_testutil import write_model
 
 from greenroom import ScoredTool, SearchQuery, ToolDescriptor
 from greenroom_ranking.extra import missing_extra

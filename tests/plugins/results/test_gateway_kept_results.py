@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import mcp_types as t
 import pytest
-from serve_testutil import HttpGateway, http_client
+from support.serve_testutil import HttpGateway, http_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

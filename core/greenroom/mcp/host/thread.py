@@ -15,6 +15,7 @@ timeout never tears an SDK cancel scope. A running host is known to
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -28,7 +29,7 @@ from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
 
 from greenroom.mcp.host import termination
-from greenroom.tools.base import Progress
+from greenroom.tools.base import Asker, Progress
 
 T = TypeVar("T")
 
@@ -150,4 +151,30 @@ def in_caller_loop(progress: Progress | None) -> Any:
     return report
 
 
-__all__ = ["CLOSE_TIMEOUT", "McpHost", "in_caller_loop"]
+def asked_in_caller_loop(ask: Asker | None) -> Asker | None:
+    """``ask`` for the SDK's elicitation callback, which runs in the host loop: the
+    question is put to the caller's loop, and its answer awaited in a worker thread, so
+    a person who takes minutes to answer holds neither loop (a call that gives up first
+    abandons the wait; the caller's side ends its own question)."""
+    return None if ask is None else _AskedThere(ask, anyio.lowlevel.current_token())
+
+
+class _AskedThere:
+    """An asker reached from the host loop; equal to another for the same asker (the calls
+    of one client are one asker to their server, ``Connection.elicit``)."""
+
+    def __init__(self, ask: Asker, token: Any) -> None:
+        self.ask, self.token = ask, token
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _AskedThere) and other.ask == self.ask
+
+    def __hash__(self) -> int:
+        return hash(self.ask)
+
+    async def __call__(self, params: Any) -> Any:
+        put = functools.partial(anyio.from_thread.run, cast(Any, self.ask), params, token=self.token)
+        return await anyio.to_thread.run_sync(put, abandon_on_cancel=True)
+
+
+__all__ = ["CLOSE_TIMEOUT", "McpHost", "asked_in_caller_loop", "in_caller_loop"]
