@@ -12,7 +12,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, NamedTuple, cast
 
@@ -46,13 +46,10 @@ from greenroom.tools.base import Asker
 log = logging.getLogger(__name__)
 
 CLIENT_INFO = mcp_types.Implementation(name="greenroom", version="0")
-EXTENSIONS: dict[str, dict[str, Any]] = {SKILLS_EXTENSION: {}}
-"""The extensions greenroom's sessions take part in: skills (``greenroom.skills.mcp``)."""
+_SESSION: dict[str, Any] = {"client_info": CLIENT_INFO, "extensions": {SKILLS_EXTENSION: {}}}  # greenroom.skills.mcp
 _MAX_LIST_PAGES = 100_000
 """Pages of one listing at most (a server that lists 100,000 tools ten at a time still fits)."""
 _STDERR_TAIL = 1500
-SessionTask = Callable[[ClientSession], Coroutine[Any, Any, None]]
-"""What runs beside a session once it started (``run_session``'s ``then``)."""
 
 
 @attrs.define(eq=False)
@@ -154,7 +151,6 @@ async def run_session(
     *,
     on_tools_changed: Callable[[], None] = lambda: None,
     on_resource_updated: Callable[[str], None] | None = None,
-    then: SessionTask | None = None,
     task_status: TaskStatus[None],
 ) -> None:
     """The dedicated task that owns one session: open, initialise and list (then report
@@ -162,9 +158,7 @@ async def run_session(
     ``notifications/tools/list_changed`` calls ``on_tools_changed``, its
     ``notifications/resources/updated`` ``on_resource_updated`` (both in this loop).
     With ``on_resource_updated`` (greenroom serve relays), greenroom says it can elicit: the
-    server's ``elicitation/create`` goes to the asker of the call (``Connection.elicit``).
-    ``then`` runs beside the session once it started (its skills listed), until it ends;
-    it must let nothing escape."""
+    server's ``elicitation/create`` goes to the asker of the call (``Connection.elicit``)."""
 
     async def heard(message: mcp_types.ServerNotification | Exception) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
@@ -194,14 +188,7 @@ async def run_session(
                 read, write = await stack.enter_async_context(stdio_client(params, errlog=cast(Any, conn.errlog)))
             asks = conn.elicit if on_resource_updated is not None else None  # None: it cannot elicit
             session = await stack.enter_async_context(
-                ClientSession(
-                    Rereading(read),
-                    write,
-                    client_info=CLIENT_INFO,
-                    message_handler=heard,
-                    elicitation_callback=asks,
-                    extensions=EXTENSIONS,
-                )
+                ClientSession(Rereading(read), write, message_handler=heard, elicitation_callback=asks, **_SESSION)
             )
             init = await session.initialize()
             listing = await list_server(session, init)
@@ -209,11 +196,7 @@ async def run_session(
             on_listing(listing)
             started = True
             task_status.started()
-            async with anyio.create_task_group() as beside:
-                if then is not None:
-                    beside.start_soon(then, session)
-                await conn.stop.wait()
-                beside.cancel_scope.cancel()
+            await conn.stop.wait()
     except BaseException as exc:
         if not started or isinstance(exc, anyio.get_cancelled_exc_class()):
             raise
@@ -411,4 +394,4 @@ def start_failure_reason(config: McpServerConfig, exc: BaseException) -> str:
     return f"{type(leaf).__name__}: {leaf}"
 
 
-__all__ = ["CLIENT_INFO", "Connection", "SessionTask", "list_server", "run_session", "start_failure_reason"]
+__all__ = ["CLIENT_INFO", "Connection", "list_server", "run_session", "start_failure_reason"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,7 +22,7 @@ import attrs
 from greenroom._support.redact import Redactor
 from greenroom.config import McpServerConfig
 from greenroom.mcp.cache import read_cached_listing, write_cached_listing
-from greenroom.mcp.connection import Connection, SessionTask, list_server, run_session, start_failure_reason
+from greenroom.mcp.connection import Connection, list_server, run_session, start_failure_reason
 from greenroom.mcp.errors import McpError, McpStartError, describe_target, quiet_stdout_noise, server_secrets, serving
 from greenroom.mcp.following import ListFollower
 from greenroom.mcp.host.thread import CLOSE_TIMEOUT, McpHost, asked_in_caller_loop, in_caller_loop
@@ -80,10 +80,9 @@ class McpServer:
         self._owns_host = host is None
         self._host = host or McpHost()
         self._namer = namer or ToolNamer()
-        # what the server says may quote its env, its headers (an auth header's token
-        # without its scheme, a Basic header's pair) or what its URL carries (user info,
-        # a ?token=): hidden in every form. Its errors and stderr hide every env and header
-        # value; its results, which quote ordinary words, hide the credentials among them.
+        # what the server says may quote its env, its headers (an auth header's token without its scheme, a Basic
+        # header's pair) or what its URL carries (user info, a ?token=): hidden in every form. Its errors and stderr
+        # hide every env and header value; its results, which quote ordinary words, hide the credentials among them.
         self.secrets = server_secrets(config)
         self._redact = Redactor(server_secrets(config, every_value=True))
         self._redact_result = Redactor(self.secrets)
@@ -98,7 +97,7 @@ class McpServer:
         self.starts = 0  # how many sessions were opened (tests and diagnostics)
         self.on_change: Callable[[McpServer], None] = lambda server: None  # told (host thread) of changed tools
         self.on_resource_updated: Callable[[McpServer, str], None] | None = None  # set by a relay (host thread)
-        self.then: SessionTask | None = None  # runs beside each session once it started (its skills listed)
+        self.then: Callable[[ClientSession], Coroutine[Any, Any, None]] | None = None  # after each start (skills)
         follow = functools.partial(ListFollower, timeout=config.timeout, redact=self._redact)
         self._follower = follow(self.name, self._relist_live, self._host)
         self._again = "reconnected" if config.url else "restarted"
@@ -299,9 +298,7 @@ class McpServer:
             with anyio.fail_after(self.config.connect_timeout):
                 told = None if self.on_resource_updated is None else functools.partial(self.on_resource_updated, self)
                 changed = self._follower.changed
-                session = functools.partial(
-                    run_session, on_tools_changed=changed, on_resource_updated=told, then=self.then
-                )
+                session = functools.partial(run_session, on_tools_changed=changed, on_resource_updated=told)
                 await self._host.task_group.start(
                     session, self.config, self.base_dir, conn, self._set_listing, self._redact
                 )
@@ -319,6 +316,8 @@ class McpServer:
         finally:
             serving.reset(named)
         self.starts += 1
+        if self.then is not None and conn.session is not None:  # beside the caller; it lets nothing escape
+            self._host.task_group.start_soon(self.then, conn.session)
         return conn
 
     def _set_listing(self, listing: McpListing) -> None:

@@ -19,7 +19,7 @@ import pytest
 from mcp import StdioServerParameters
 from mcp.client.client import Client
 from mcp.shared.exceptions import MCPError
-from serve_testutil import http_client, serve_argv
+from support.serve_testutil import http_client, serve_argv
 from support.skills import skills_server_toml, two_skills, write_skill
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -139,7 +139,7 @@ async def test_an_upstream_file_that_is_not_its_digests_is_refused_naming_it(tmp
 
 async def test_a_caller_without_the_servers_scope_is_offered_none_of_its_skills(tmp_path: Path, gr_home: Path) -> None:
     pytest.importorskip("jwt", reason="needs PyJWT (pip install -e '.[dev]')")
-    from oauth_testutil import AuthServer, OAuthGateway
+    from support.oauth_testutil import AuthServer, OAuthGateway
 
     path = config(tmp_path, '[serve.oauth.scopes]\n"skills:docs" = ["mcp:docs"]\n')
     auth = AuthServer()

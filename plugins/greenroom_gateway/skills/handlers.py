@@ -20,18 +20,25 @@ needs it, so a gateway started from cached listings offers what its servers hold
 
 from __future__ import annotations
 
-import base64
 import logging
-import mimetypes
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import attrs
 import mcp_types
 
-from greenroom.kit import SKILLS_EXTENSION, SkillEntry, SkillError, SkillFile, SkillSource, SkillTool
+from greenroom.kit import SKILLS_EXTENSION, SkillError, SkillSource
 from greenroom_gateway.requests import observing
+from greenroom_gateway.skills.served import (
+    SCHEME,
+    DirectoryParams,
+    GetSkillParams,
+    Served,
+    contents,
+    mime,
+    offered_uri,
+    unique_labels,
+)
 from greenroom_gateway.wire import UPSTREAM_TTL_MS, CursorError, Freshness, page
 
 if TYPE_CHECKING:
@@ -44,47 +51,8 @@ log = logging.getLogger("greenroom.serve")
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
-_SCHEME = "skill://"
 _DIRECTORY = "inode/directory"
 Handler = Callable[[Any, Any], Awaitable[Any]]
-
-
-class GetSkillParams(mcp_types.RequestParams):
-    """``skills/get``: the URI of the skill's ``SKILL.md``."""
-
-    uri: str
-
-
-class DirectoryParams(mcp_types.PaginatedRequestParams):
-    """``resources/directory/read``: the directory's URI."""
-
-    uri: str
-
-
-@attrs.frozen
-class Served:
-    """One skill as the gateway offers it: its tool, the entry it is offered by, its own
-    ``SKILL.md`` URI, and each of its files by the gateway's URI."""
-
-    tool: SkillTool
-    entry: SkillEntry
-    uri: str
-    files: Mapping[str, SkillFile]
-
-    def to_json(self) -> dict[str, Any]:
-        resources = [{"uri": uri, "digest": f.digest, "size": f.size} for uri, f in self.files.items()]
-        return {"uri": self.uri, "frontmatter": dict(self.entry.frontmatter), "resources": resources}
-
-    @property
-    def root(self) -> str:
-        return self.uri.rsplit("/", 1)[0]
-
-
-def offered_uri(label: str, uri: str) -> str:
-    """The gateway's URI of a source's ``uri``: ``skill://LABEL/`` then its path (after
-    its scheme, for a scheme other than ``skill``)."""
-    scheme, _, rest = uri.partition("://")
-    return f"{_SCHEME}{label}/{rest}" if scheme == "skill" else f"{_SCHEME}{label}/{scheme}/{rest}"
 
 
 def _invalid(message: str) -> Exception:
@@ -158,10 +126,10 @@ class GatewaySkills:
         key = tuple(item for pair in tools for item in pair)
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1], self._memo[2]
-        labels = _labels(source.label for source in self.sources)
+        named = unique_labels(source.label for source in self.sources)
         served: dict[str, Served] = {}
         own: set[str] = set()
-        for source, label in zip(self.sources, labels, strict=True):
+        for source, label in zip(self.sources, named, strict=True):
             for tool in source.tools():
                 entry = tool.entry
                 own.update(f.uri for f in entry.files or ())
@@ -211,7 +179,7 @@ class GatewaySkills:
     ) -> Any:
         uri = str(params.uri)
         _, own = self._served()
-        if not uri.startswith(_SCHEME) and uri not in own:
+        if not uri.startswith(SCHEME) and uri not in own:
             if self._read is None:
                 raise _invalid(f"no resource {uri!r}")
             return await self._read(ctx, params)
@@ -228,7 +196,7 @@ class GatewaySkills:
                 raise MCPError(INTERNAL_ERROR, str(exc)) from None
             fresh = self._freshness()
             return mcp_types.ReadResourceResult(
-                contents=[_contents(uri, data)], ttl_ms=fresh.ttl_ms, cache_scope=fresh.scope
+                contents=[contents(uri, data)], ttl_ms=fresh.ttl_ms, cache_scope=fresh.scope
             )
 
     async def list_resources(
@@ -239,7 +207,7 @@ class GatewaySkills:
             return mcp_types.ListResourcesResult(resources=[], ttl_ms=UPSTREAM_TTL_MS, cache_scope="public")
         result: mcp_types.ListResourcesResult = await self._list_resources(ctx, params)
         _, own = self._served()
-        kept = [r for r in result.resources if not str(r.uri).startswith(_SCHEME) and str(r.uri) not in own]
+        kept = [r for r in result.resources if not str(r.uri).startswith(SCHEME) and str(r.uri) not in own]
         return result.model_copy(update={"resources": kept})
 
     async def read_directory(self, ctx: ServerRequestContext[Any, Any], params: DirectoryParams) -> dict[str, Any]:
@@ -253,7 +221,7 @@ class GatewaySkills:
                     if uri.startswith(folder + "/"):
                         head, sub, _ = uri[len(folder) + 1 :].partition("/")
                         child = f"{folder}/{head}"
-                        children[child] = _DIRECTORY if sub else _mime(child)
+                        children[child] = _DIRECTORY if sub else mime(child)
             if not children:
                 raise _invalid(f"{params.uri} is not a directory resource")
             try:
@@ -267,29 +235,4 @@ class GatewaySkills:
             return out
 
 
-def _labels(names: Iterable[str]) -> list[str]:
-    """Each source's label, made unique (a server named like the local folders' label)."""
-    out: list[str] = []
-    for name in names:
-        label, n = name, 2
-        while label in out:
-            label, n = f"{name}-{n}", n + 1
-        out.append(label)
-    return out
-
-
-def _mime(uri: str) -> str:
-    if uri.endswith(".md"):
-        return "text/markdown"
-    return mimetypes.guess_type(uri)[0] or "application/octet-stream"
-
-
-def _contents(uri: str, data: bytes) -> mcp_types.TextResourceContents | mcp_types.BlobResourceContents:
-    """Text when the bytes are UTF-8 (their UTF-8 is then those very bytes), else a blob."""
-    try:
-        return mcp_types.TextResourceContents(uri=uri, mime_type=_mime(uri), text=data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return mcp_types.BlobResourceContents(uri=uri, mime_type=_mime(uri), blob=base64.b64encode(data).decode())
-
-
-__all__ = ["DirectoryParams", "GatewaySkills", "GetSkillParams", "Served", "offered_uri"]
+__all__ = ["GatewaySkills"]
