@@ -17,7 +17,7 @@ from typing import Any
 import mcp_types as t
 import pytest
 from pydantic import TypeAdapter
-from serve_testutil import http_client, stdio_gateway
+from support.serve_testutil import http_client, stdio_gateway
 
 pytestmark = pytest.mark.anyio
 
@@ -120,7 +120,7 @@ def test_an_unknown_experimental_feature_is_refused_by_name(make_config: Callabl
 # -- a caller's scopes (OAuth) apply to every path ------------------------------------------
 jwt = pytest.importorskip("jwt", reason="needs PyJWT (pip install -e '.[dev]')")
 
-from oauth_testutil import AuthServer, OAuthGateway  # noqa: E402
+from support.oauth_testutil import AuthServer, OAuthGateway  # noqa: E402
 
 SCOPES = '\n[serve.oauth.scopes]\n"tools:time" = ["mcp:time"]\n'
 

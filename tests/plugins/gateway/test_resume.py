@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from serve_testutil import HttpGateway, relay_config
+from support.serve_testutil import HttpGateway, relay_config
 
 pytestmark = pytest.mark.anyio
 
