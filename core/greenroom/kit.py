@@ -10,7 +10,9 @@ the CLI's live view, ``McpRequest`` (what the MCP request hooks are given) and `
 model providers share (the history with every tool call answered, stable system sections
 first, a call's arguments read, text UTF-8 can encode, the SDK imported when first
 needed, the URL a failed SDK call went to, the search tool a provider offers when its
-model searches deferred tools on the client side). They are public and kept stable like
+model searches deferred tools on the client side), and skills as ``greenroom serve``
+offers them (``SkillTool``, the tool of one skill, with its ``SkillEntry`` and the source
+that reads its files). They are public and kept stable like
 the rest, but a plugin needs none of them to work. Names load on first use, like ``greenroom``'s.
 """
 
@@ -64,6 +66,12 @@ if TYPE_CHECKING:
     from greenroom.search import sort_scored as sort_scored
     from greenroom.search import tool_text as tool_text
     from greenroom.search import top_band as top_band
+    from greenroom.skills.entry import SKILLS_EXTENSION as SKILLS_EXTENSION
+    from greenroom.skills.entry import SkillEntry as SkillEntry
+    from greenroom.skills.entry import SkillError as SkillError
+    from greenroom.skills.entry import SkillFile as SkillFile
+    from greenroom.skills.tool import SkillSource as SkillSource
+    from greenroom.skills.tool import SkillTool as SkillTool
     from greenroom.tokens.accounting import message_tokens as message_tokens
     from greenroom.tokens.counting import chars4 as chars4
     from greenroom.tokens.counting import count_tokens_upto as count_tokens_upto
@@ -112,6 +120,12 @@ _EXPORTS: dict[str, str] = {
     "top_band": "greenroom.search",
     "tool_text": "greenroom.search",
     "keyword_search": "greenroom.search",
+    "SKILLS_EXTENSION": "greenroom.skills.entry",
+    "SkillEntry": "greenroom.skills.entry",
+    "SkillError": "greenroom.skills.entry",
+    "SkillFile": "greenroom.skills.entry",
+    "SkillSource": "greenroom.skills.tool",
+    "SkillTool": "greenroom.skills.tool",
     "state_dir": "greenroom._support.storage",
     "write_bytes_atomic": "greenroom._support.storage",
     "write_json_atomic": "greenroom._support.storage",

@@ -7,7 +7,9 @@ description and a count, and as many tool names as fit, chosen well: the tools l
 priors say are used first (a share of the room is kept for them, and their groups' lines
 before others' when not every group fits), then the others spread across groups in turn.
 It can list a whole group's names with ``ToolSearch "group:NAME"`` without paying for
-schemas. Only a budget too small for even the groups' lines leaves a bare count.
+schemas. Only a budget too small for even the groups' lines leaves a bare count. Skills
+(a skills group's tools) are listed apart, each with its description's first line, as
+the model chooses a skill by what it is for.
 
 The work is bounded by the budget, not by the catalog: no text longer than the budget
 allows is rendered or token-counted whole.
@@ -98,6 +100,7 @@ def _surely_too_long(
     used = 0
     for g in groups:
         used += len(g.description) + sum(len(n) + 2 for n in g.tool_names[: room // 2 + 1])
+        used += sum(len(first_line(d.description)) for d in g.known[: room // 2 + 1]) if g.skills else 0
         if used > room:
             return True
     for d in deferred:
@@ -134,16 +137,21 @@ class _Section:
 _NO_GROUP = object()  # before the first tool: no group is this one
 
 
+def _kind(group: GroupView) -> str:
+    return "skills" if group.skills else "tools"
+
+
 def _sections(deferred: Sequence[ToolDescriptor], groups: Sequence[GroupView]) -> tuple[list[_Section], list[_Section]]:
     """Tool groups (with their declared names), then catalog domains (deferred tools by
     their descriptor's group), each in a stable order."""
     tool_groups = [
         _Section(
-            f"- `{g.id}` — {g.name}: {first_line(g.description)} ({len(g.tool_names)} tools)",
+            f"- `{g.id}` — {g.name}: {first_line(g.description)} ({len(g.tool_names)} {_kind(g)})",
             g.tool_names,
             "  Server instructions: " + first_line(" ".join(g.instructions.split()), 300) if g.instructions else "",
         )
         for g in sorted(groups, key=lambda g: g.id)
+        if g.tool_names or not g.skills  # a skills group with no skill yet says nothing
     ]
     by_domain: dict[str, list[str]] = {}
     names: list[str] = []  # the names of the current run of tools of one domain
@@ -323,6 +331,22 @@ def _choose_names(sections: Sequence[_Section], room: int, priority: Mapping[str
         active = still
 
 
+SKILLS_TITLE = "Skills (instructions for a task; call a skill, with no arguments, to load them):"
+
+
+def _skill_lines(groups: Sequence[GroupView]) -> list[str]:
+    """Each skill by its tool's name and its description's first line, by group (a skills
+    group that has none yet is left out)."""
+    lines: list[str] = []
+    for g in sorted(groups, key=lambda g: g.id):
+        if not g.known:
+            continue
+        lines += ["", SKILLS_TITLE] if not lines else []
+        lines.append(f"- `{g.id}` — {g.description} ({len(g.known)} skills)")
+        lines.extend(f"  {d.name} - {first_line(d.description)}" for d in sorted(g.known, key=lambda d: d.name))
+    return lines
+
+
 def render_listing(
     deferred: Sequence[ToolDescriptor],
     *,
@@ -333,6 +357,8 @@ def render_listing(
     """The listing, deterministic for a given input (sorted by group, then name).
     ``hint`` tells the model how to get and call a deferred tool."""
     lines = [f"Deferred tools (schemas not loaded). {hint}"]
+    skills = [g for g in groups if g.skills]
+    groups = [g for g in groups if not g.skills]
     if groups:
         lines.append("")
         lines.append("Tool groups (load a whole group with load_tools(group_id, tool_names?)):")
@@ -343,6 +369,7 @@ def render_listing(
                 lines.append("  " + ", ".join(names))
             if g.instructions:
                 lines.append("  Server instructions: " + " ".join(g.instructions.split()))
+    lines += _skill_lines(skills)
     if not deferred:
         return "\n".join(lines)
     by_group: dict[str, list[ToolDescriptor]] = {}

@@ -51,6 +51,7 @@ from greenroom_gateway.requests import (
     sessionless,
 )
 from greenroom_gateway.sessions import MAX_CALLERS, Limits, LogicalRuns
+from greenroom_gateway.skills import GatewaySkills
 from greenroom_gateway.upstream import FirstListing, Upstream, upstream_changes
 from greenroom_gateway.wire import NOT_CACHEABLE, SHARED_TTL_MS, Freshness, to_call_result, to_mcp_tool
 
@@ -104,6 +105,8 @@ class Gateway:
         """Whether what a caller is offered depends on who it is (priors per client, views
         by scope): then its cached lists are ``private``."""
         self.server = self._build(name)
+        self.skills = GatewaySkills(self)  # skills/list, skills/get, their files (``skills``)
+        self.skills.install(self.server)
 
     def new_run(self, client_name: str | None = None, caller: Caller | None = None) -> ClientRun:
         """A client's run, for ``caller`` and with the view its scopes allow."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import logging
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -26,6 +27,8 @@ from greenroom.tools.catalog import CatalogError, load_catalog, schema_origin
 from greenroom.tools.groups import ToolGroup
 from greenroom.tools.schema.check import catalog_problems, full_problem
 from greenroom.tools.schema.problem import SchemaProblem
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from greenroom.mcp import McpToolset
@@ -155,7 +158,8 @@ def build_tools(cfg: RuntimeConfig, check: Findings | None = None) -> list[Tool]
 
 
 def build_groups(cfg: RuntimeConfig, check: Findings | None = None) -> list[ToolGroup]:
-    """Groups behind Python loaders (``[[tools.groups]]``); every bad group at once."""
+    """Groups behind Python loaders (``[[tools.groups]]``) and the local skills
+    (``[skills] folders``); every bad group at once."""
     out: list[ToolGroup] = []
     errors: list[ConfigError] = []
     for i, g in enumerate(cfg.tools.groups):
@@ -184,9 +188,34 @@ def build_groups(cfg: RuntimeConfig, check: Findings | None = None) -> list[Tool
                 defer=g.defer,
             )
         )
+    if cfg.skills.folders:
+        out.append(_local_skills(cfg, errors, check))
     if errors:
         raise ConfigErrors(errors)
     return out
+
+
+def _local_skills(cfg: RuntimeConfig, errors: list[ConfigError], check: Findings | None) -> ToolGroup:
+    """The skills group of ``[skills] folders`` (``greenroom.skills.folder``); each folder
+    that is not one is an error, each skill left out a warning of the check."""
+    from greenroom.skills.folder import LOCAL_GROUP, FolderSkills
+    from greenroom.skills.tool import skill_group
+
+    folders = []
+    for i, folder in enumerate(cfg.skills.folders):
+        where = f"skills.folders[{i}]"
+        path = cfg.dir_of(where) / folder
+        if path.is_dir():
+            folders.append(path)
+        else:
+            errors.append(ConfigError(f"{path} is not a folder of skills", file=cfg.origin(where), path=where))
+    skills = FolderSkills(folders)
+    for problem in skills.problems:
+        if check is not None:
+            check.add(Level.WARNING, problem, file=cfg.origin("skills.folders"), path="skills.folders")
+        else:
+            log.warning("%s", problem)
+    return skill_group(skills, LOCAL_GROUP, "local skills")
 
 
 def _loader(func: Any, ref: str) -> Any:

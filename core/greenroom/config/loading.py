@@ -35,6 +35,7 @@ from greenroom.config.model import (
     PluginsConfig,
     RuntimeConfig,
     SessionConfig,
+    SkillsConfig,
     ToolsConfig,
     converter,
     core_schema,
@@ -349,18 +350,20 @@ def load_config(
                 errors.append(ConfigError(message, file=find_origin(origins, where), path=where))
     if errors:
         raise ConfigErrors(errors)
-    core = {k: v for k, v in merged.items() if k in ("agent", "tools", "session")}
+    core = {k: v for k, v in merged.items() if k in ("agent", "tools", "session", "skills")}
     core["plugins"] = {k: v for k, v in plugins_table.items() if k in PLUGIN_META_KEYS}
     agent = structure(core.get("agent", {}), AgentConfig, prefix="agent", origins=origins)
     tools = structure(core.get("tools", {}), ToolsConfig, prefix="tools", origins=origins)
     plugins = structure(core["plugins"], PluginsConfig, prefix="plugins", origins=origins)
     session = structure(core.get("session", {}), SessionConfig, prefix="session", origins=origins)
+    skills = structure(core.get("skills", {}), SkillsConfig, prefix="skills", origins=origins)
     return RuntimeConfig(
         agent=agent,
         model=dict(merged.get("model", {})),
         tools=tools,
         plugins=plugins,
         session=session,
+        skills=skills,
         plugin_sections=sections,
         tables={k: dict(merged[k]) for k in plugin_tables or () if isinstance(merged.get(k), dict)},
         base_dir=str(Path(path).resolve().parent),

@@ -248,6 +248,22 @@ class SessionConfig:
 
 
 @attrs.frozen
+class SkillsConfig:
+    """Skills from folders on disk (the Agent Skills layout that MCP's Skills extension,
+    SEP-2640, serves): loaded by the agent when a task needs them, offered to MCP clients
+    by ``greenroom serve`` (docs/mcp.md, docs/serve.md).
+
+    Args:
+        folders: Folders of skills, relative to the config file that names them: each
+            sub-folder holding a SKILL.md whose front matter has ``name`` (the
+            sub-folder's name) and ``description`` is a skill, and its other files are
+            the skill's files.
+    """
+
+    folders: tuple[str, ...] = ()
+
+
+@attrs.frozen
 class RuntimeConfig:
     """A whole composed runtime (plugin sections are kept by plugin name; the top-level
     tables plugins own, such as ``[serve]``, by table name in ``tables``)."""
@@ -257,6 +273,7 @@ class RuntimeConfig:
     tools: ToolsConfig = ToolsConfig()
     plugins: PluginsConfig = PluginsConfig()
     session: SessionConfig = SessionConfig()
+    skills: SkillsConfig = SkillsConfig()
     plugin_sections: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     tables: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     base_dir: str = "."
@@ -299,7 +316,7 @@ MODEL_KEYS: dict[str, dict[str, Any]] = {
 }
 
 
-CORE_TABLES = ("extends", "agent", "model", "tools", "plugins", "session")
+CORE_TABLES = ("extends", "agent", "model", "tools", "plugins", "session", "skills")
 """The top-level keys core reads; a plugin may own any other table (``Plugin.config_table``)."""
 
 
@@ -326,6 +343,7 @@ def core_schema() -> dict[str, Any]:
                 "additionalProperties": {"type": "object"},
             },
             "session": schema_for_attrs(SessionConfig),
+            "skills": schema_for_attrs(SkillsConfig),
         },
         "additionalProperties": False,
     }

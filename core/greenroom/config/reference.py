@@ -73,6 +73,7 @@ def render_reference(records: Iterable[PluginRecord]) -> str:
         "Each installed plugin also reads its own `[plugins.<name>]` section, below.",
     )
     lines += _table("[session]", core["properties"]["session"], "session")
+    lines += _table("[skills]", core["properties"]["skills"], "skills")
     lines += ["## [model]", "", "Free-form options passed to the model provider (see docs/providers.md).", ""]
     for r in sorted(records, key=lambda r: r.name):
         if r.cls is None:

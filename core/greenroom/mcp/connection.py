@@ -39,12 +39,14 @@ from greenroom.mcp.sdk import (
     streamable_http_client,
 )
 from greenroom.mcp.sdk_private import absorb_tools, raw_request
+from greenroom.skills.entry import SKILLS_EXTENSION
 from greenroom.tools import ToolResult
 from greenroom.tools.base import Asker
 
 log = logging.getLogger(__name__)
 
 CLIENT_INFO = mcp_types.Implementation(name="greenroom", version="0")
+_SESSION: dict[str, Any] = {"client_info": CLIENT_INFO, "extensions": {SKILLS_EXTENSION: {}}}  # greenroom.skills.mcp
 _MAX_LIST_PAGES = 100_000
 """Pages of one listing at most (a server that lists 100,000 tools ten at a time still fits)."""
 _STDERR_TAIL = 1500
@@ -186,9 +188,7 @@ async def run_session(
                 read, write = await stack.enter_async_context(stdio_client(params, errlog=cast(Any, conn.errlog)))
             asks = conn.elicit if on_resource_updated is not None else None  # None: it cannot elicit
             session = await stack.enter_async_context(
-                ClientSession(
-                    Rereading(read), write, client_info=CLIENT_INFO, message_handler=heard, elicitation_callback=asks
-                )
+                ClientSession(Rereading(read), write, message_handler=heard, elicitation_callback=asks, **_SESSION)
             )
             init = await session.initialize()
             listing = await list_server(session, init)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -80,17 +80,15 @@ class McpServer:
         self._owns_host = host is None
         self._host = host or McpHost()
         self._namer = namer or ToolNamer()
-        # what the server says may quote its env, its headers (an auth header's token
-        # without its scheme, a Basic header's pair) or what its URL carries (user info,
-        # a ?token=): hidden in every form. Its errors and stderr hide every env and header
-        # value; its results, which quote ordinary words, hide the credentials among them.
+        # what the server says may quote its env, its headers (an auth header's token without its scheme, a Basic
+        # header's pair) or what its URL carries (user info, a ?token=): hidden in every form. Its errors and stderr
+        # hide every env and header value; its results, which quote ordinary words, hide the credentials among them.
         self.secrets = server_secrets(config)
         self._redact = Redactor(server_secrets(config, every_value=True))
         self._redact_result = Redactor(self.secrets)
         self._listing: McpListing | None = read_cached_listing(config, base_dir)
         self._listed = ListedTools()
-        # host-loop state
-        self._conn: Connection | None = None
+        self._conn: Connection | None = None  # host-loop state from here on
         self._starting: _Start | None = None
         self._retiring: set[Connection] = set()  # replaced connections still shutting down
         self._lock: anyio.Lock | None = None
@@ -99,6 +97,7 @@ class McpServer:
         self.starts = 0  # how many sessions were opened (tests and diagnostics)
         self.on_change: Callable[[McpServer], None] = lambda server: None  # told (host thread) of changed tools
         self.on_resource_updated: Callable[[McpServer, str], None] | None = None  # set by a relay (host thread)
+        self.then: Callable[[ClientSession], Coroutine[Any, Any, None]] | None = None  # after each start (skills)
         follow = functools.partial(ListFollower, timeout=config.timeout, redact=self._redact)
         self._follower = follow(self.name, self._relist_live, self._host)
         self._again = "reconnected" if config.url else "restarted"
@@ -317,6 +316,8 @@ class McpServer:
         finally:
             serving.reset(named)
         self.starts += 1
+        if self.then is not None and conn.session is not None:  # beside the caller; it lets nothing escape
+            self._host.task_group.start_soon(self.then, conn.session)
         return conn
 
     def _set_listing(self, listing: McpListing) -> None:

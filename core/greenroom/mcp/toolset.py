@@ -3,7 +3,9 @@
 A deferred server (``defer = true``) is one ``ToolGroup`` (``mcp:<server>``) whose
 catalog comes from the listing cache, so a later process builds it without starting the
 server; a server with ``defer = false`` (or ``"never"``: its tools hint eager) gives
-normal tools that start it on first call.
+normal tools that start it on first call. A server's skills (``greenroom.skills.mcp``),
+listed each time it starts and cached beside its tools, are a skills group,
+``skills:<server>``, deferred whatever ``defer`` says.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from greenroom.mcp.naming import MAX_PREFIX, ToolNamer, safe_name
 from greenroom.mcp.server import McpServer
 from greenroom.plugins.readiness import Readiness
 from greenroom.run.policy import HideReason, ToolPolicy
+from greenroom.skills.mcp import McpSkills
+from greenroom.skills.tool import skill_group
 from greenroom.tools import Tool
 from greenroom.tools.groups import ToolGroup
 
@@ -71,10 +75,35 @@ class McpToolset:
         # does not depend on which server happens to start first.
         for s in self.servers.values():
             s.tools()
+        self.skills = {name: McpSkills(s, self.namer, self._skills_changed) for name, s in self.servers.items()}
+        for name, server in self.servers.items():
+            server.then = self.skills[name].beside  # a session's start lists its skills
+        self._skill_groups: dict[str, ToolGroup] = {}  # the skills groups handed out, by id
+        self._changed_skills: dict[str, McpSkills] = {}
 
-    def _listing_changed(self, server: McpServer) -> None:
+    def _skills_changed(self, skills: McpSkills) -> None:
         with self._changed_lock:
-            self._changed[server.name] = server
+            self._changed_skills[skills.group_id] = skills
+        self._listing_changed(skills.server, tools=False)
+
+    def take_changed_skills(self) -> list[tuple[ToolGroup, list[Tool]]]:
+        """The skills groups whose skills changed since the last call, with their tools now:
+        the group handed out (``groups``), or, for a server that offers skills only now, a
+        new one, empty until the runtime takes these tools in."""
+        with self._changed_lock:
+            changed, self._changed_skills = self._changed_skills, {}
+        out: list[tuple[ToolGroup, list[Tool]]] = []
+        for skills in changed.values():
+            group = self._skill_groups.get(skills.group_id)
+            if group is None:
+                group = self._skill_groups[skills.group_id] = self._skill_group(skills, known=False)
+            out.append((group, list(skills.tools())))
+        return out
+
+    def _listing_changed(self, server: McpServer, *, tools: bool = True) -> None:
+        with self._changed_lock:
+            if tools:
+                self._changed[server.name] = server
         for listener in list(self._listeners):
             try:
                 listener()
@@ -164,10 +193,13 @@ class McpToolset:
     async def _prepare_in_host(self, servers: list[McpServer]) -> None:
         async def one(s: McpServer) -> None:
             try:
-                await s._ensure_connected()
+                conn = await s._ensure_connected()
                 self.errors.pop(s.name, None)
             except McpStartError as exc:
                 self.errors[s.name] = str(exc)
+                return
+            if conn.session is not None:  # listed by now, for the groups made after this
+                await self.skills[s.name].beside(conn.session)
 
         async with anyio.create_task_group() as tg:
             for s in servers:
@@ -191,8 +223,20 @@ class McpToolset:
         return merged
 
     def groups(self) -> list[ToolGroup]:
-        """One group per deferred server (``defer = true``), from what is listed now."""
-        return [self._group(s) for s in self.servers.values() if s.config.defer is True]
+        """One group per deferred server (``defer = true``), from what is listed now, and
+        one skills group per server that offers skills."""
+        out = [self._group(s) for s in self.servers.values() if s.config.defer is True]
+        for skills in self.skills.values():
+            if skills.offered:
+                group = self._skill_groups[skills.group_id] = self._skill_group(skills)
+                out.append(group)
+        return out
+
+    def _skill_group(self, skills: McpSkills, *, known: bool = True) -> ToolGroup:
+        group = skill_group(skills, skills.group_id, skills.label, group_prefix(skills.server))
+        if not known:
+            group.known = []
+        return group
 
     def tools(self) -> list[Tool]:
         """The tools of the other servers, as normal tools (start on first call)."""

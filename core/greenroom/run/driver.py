@@ -52,6 +52,7 @@ from greenroom.run.limits import check_input
 from greenroom.run.scope import RunFilter, Scoping, keep_in_scope
 from greenroom.run.stable import watch_stable
 from greenroom.run.streaming import respond
+from greenroom.run.views import Catalog
 from greenroom.tools import ToolResult
 from greenroom.tools.base import Progress, progress_listener
 
@@ -175,6 +176,14 @@ class Run:
                 run_kind=self.kind.value,
             )
         )
+
+    async def catalog(self) -> Catalog:
+        """Every tool the run may use now (``RunContext.catalog``), once what other runs
+        loaded and what sources listed again since it last looked is judged: for who
+        offers the run's tools without taking a step (``greenroom serve``'s skills)."""
+        with self._active():
+            await self._scoping.catch_up(self.ctx)
+        return self.ctx.catalog()
 
     async def next_request(self) -> ModelRequest:
         """The next step's request, shaped by BeforeInference and kept within the scope."""

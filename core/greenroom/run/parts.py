@@ -174,11 +174,15 @@ class Parts:
 
     def follow_listings(self) -> None:
         """Take in the tools MCP servers listed again since the last call (each server
-        that said its tools changed): new tools join, gone ones leave, for every run."""
+        that said its tools changed, and each whose skills changed): new tools join, gone
+        ones leave, for every run."""
         if self.mcp is None:
             return
         for server in self.mcp.take_changed():
             self._relisted(server.group_id, list(server.tools()))
+        for group, skills in self.mcp.take_changed_skills():
+            self.groups.setdefault(group.id, group)  # a server that offers skills only now
+            self._relisted(group.id, skills)
 
     def _relisted(self, group_id: str, tools: list[Tool]) -> None:
         descriptors = [t.descriptor for t in tools]

@@ -78,6 +78,8 @@ class GroupView:
     loaded: bool
     known: tuple[ToolDescriptor, ...]
     tool_names: tuple[str, ...]
+    skills: bool = False
+    """A skills group: each of its tools is a skill, whose call loads it."""
 
     @classmethod
     def of(cls, group: ToolGroup, hidden: frozenset[str]) -> GroupView | None:
@@ -96,6 +98,7 @@ class GroupView:
             loaded=group.loaded,
             known=tuple(d for d in group.known if d.name not in hidden) if hidden else tuple(group.known),
             tool_names=visible,
+            skills=group.skills is not None,
         )
 
 

@@ -3,18 +3,23 @@
 A group has an id (``mcp:github``), a display name, a one-line description, optional
 server instructions, the tool descriptors known before loading (for the catalog and for
 search), and an async loader that returns the real tools. The loader runs at most once
-per group per runtime; a failed load can be retried.
+per group per runtime; a failed load can be retried. A skills group (``skills`` set: an
+MCP server's skills, the local skills folders) holds one tool per skill, whose call loads
+the skill (``greenroom.skills``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
 
 from greenroom.tools import Tool, ToolCallContext, ToolDescriptor
+
+if TYPE_CHECKING:
+    from greenroom.skills.tool import SkillSource
 
 Loader = Callable[[], Awaitable[Sequence[Tool]]]
 
@@ -33,6 +38,8 @@ class ToolGroup:
     prefix: str | None = None
     """Every tool of the group is named ``prefix...`` (an MCP server's prefixed names), so
     a policy can hide the whole group before it is listed."""
+    skills: SkillSource | None = None
+    """Where the group's skills come from, for a skills group (each tool is a skill)."""
     _tools: list[Tool] | None = attrs.field(default=None, init=False)
     _lock: anyio.Lock | None = attrs.field(default=None, init=False)
 

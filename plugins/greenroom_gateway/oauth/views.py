@@ -1,12 +1,13 @@
 """Views by who is calling: tools that need a scope (``[serve.oauth.scopes]``).
 
-A rule ``"tools:admin" = ["admin_*", "group:ops", "mcp:vault"]`` hides from a caller whose
-token lacks ``tools:admin`` the tools named ``admin_*``, the tools of group ``ops`` and of
-MCP server ``vault``. A caller's view (``ScopeRules.filter_for``, a ``RunFilter``) is what
-its client's run is started with (``Runtime.start_run(restrict=...)``): the run keeps
-those tools out wherever ``[tools.policy]`` applies, so the tools list, the listing, the
-search and its ``select:``, a group load and a call all leave them out, whatever a plugin
-does. The caller of a request is the access token the SDK's bearer middleware checked
+A rule ``"tools:admin" = ["admin_*", "group:ops", "mcp:vault"]`` hides from a caller
+whose token lacks ``tools:admin`` the tools named ``admin_*``, the tools of group
+``ops`` and the tools and skills of MCP server ``vault``. A caller's view
+(``ScopeRules.filter_for``, a ``RunFilter``) is what its client's run is started with
+(``Runtime.start_run(restrict=...)``): the run keeps those tools out wherever
+``[tools.policy]`` applies, so the tools list, the listing, the search and its
+``select:``, a group load and a call all leave them out, whatever a plugin does. The
+caller of a request is the access token the SDK's bearer middleware checked
 (``caller_of``); a request whose caller cannot be told is refused (fail closed)."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from greenroom_gateway.clients import Caller
 
 _GROUP = "group:"
 _MCP = "mcp:"
+_SKILLS = "skills:"
 
 
 def check_pattern(pattern: str) -> str | None:
@@ -45,8 +47,9 @@ class CallerFilter:
             for p in patterns:
                 if p.startswith(_GROUP):
                     self._groups.setdefault(p[len(_GROUP) :], scope)
-                elif p.startswith(_MCP):
-                    self._groups.setdefault(p, scope)  # an MCP server's group id is mcp:NAME
+                elif p.startswith(_MCP):  # an MCP server's groups: its tools', its skills'
+                    self._groups.setdefault(p, scope)
+                    self._groups.setdefault(_SKILLS + p[len(_MCP) :], scope)
                 else:
                     self._globs.append((p, scope))
 

@@ -308,7 +308,8 @@ def test_connect_starts_every_server_and_closes_it(tmp_path: Path, monkeypatch: 
     assert code == 1, out  # the config is fine; one server is out of reach
     assert f"unreachable: {cfg}: tools.mcp[1]: " in out and "greenroom-test-no-such-command" in out, out
     assert "tools.mcp[0]" not in out
-    assert len(list((home / "mcp-cache").iterdir())) == 1  # 'time' was listed (and cached)
+    assert len(list((home / "mcp-cache").glob("*.jsonl"))) == 1  # 'time' was listed (and cached)
+    assert len(list((home / "mcp-cache").glob("*.skills.json"))) == 1  # and asked for its skills
     assert not children_running("mcp_server_time")  # and stopped: the check closed it
 
 
