@@ -99,11 +99,16 @@ def worker_steps(catalog: str, strategy: str, steps: int, repeat: int, priors: s
     """Per-step overhead and session start of one setup, in this (child) process."""
     import anyio
 
-    from greenroom import ModelRequest, ToolCallContext, make_plugin_host, tool
+    from greenroom import (
+        ModelRequest,
+        Runtime,  # the public face: a baseline checkout may keep it elsewhere
+        ToolCallContext,
+        make_plugin_host,
+        tool,
+    )
     from greenroom.config import AgentConfig
     from greenroom.models import ModelResponse
     from greenroom.providers.scripted import PolicyModel, turn_from_record
-    from greenroom import Runtime  # the public face: a baseline checkout may keep it elsewhere
     from greenroom.tools import load_catalog
 
     @tool
