@@ -24,11 +24,6 @@ from greenroom.config import McpServerConfig
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def gr_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Each test gets its own state folder, so listing caches never leak between tests."""

@@ -18,11 +18,6 @@ from greenroom.compose.build import abuild_runtime
 from greenroom.run.runtime import Runtime
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def deno() -> str:
     from greenroom_code.sandbox import DenoMissing, find_deno

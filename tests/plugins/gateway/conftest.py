@@ -17,11 +17,6 @@ pytest.importorskip("mcp_server_time", reason="needs mcp-server-time (pip instal
 pytest.importorskip("mcp_server_git", reason="needs mcp-server-git (pip install -e '.[dev]')")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="session")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One folder for the whole run: the git repository, every config, and the listings

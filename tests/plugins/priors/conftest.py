@@ -23,11 +23,6 @@ from priors_testutil import TOOLS, Events, PgCtl, postgres_url
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def pg_url() -> str:
     return postgres_url()
 
