@@ -12,6 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# pytest-xdist's workers inherit COLUMNS=80; the CLI's console, made when greenroom.cli.app is
+# first imported, would keep that width for good, and a test's own COLUMNS could not widen it
+os.environ.pop("COLUMNS", None)
+
 from support.gr_testutil import HOME_PREFIX, sweep_stale_homes
 
 from greenroom.plugins.discovery import Plugin, make_plugin_host

@@ -33,5 +33,5 @@ def demo_cmd(
 
 def _fail(message: str, code: int) -> NoReturn:
     # messages quote paths and plugin errors: print them as text, never as markup
-    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False, overflow="ignore", crop=False)
     raise typer.Exit(code)

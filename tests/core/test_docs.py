@@ -38,5 +38,5 @@ def test_readme_quick_start_matches_ci() -> None:
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
     assert "greenroom demo" in readme
-    test_command = ".venv/bin/python -m pytest -q"
+    test_command = ".venv/bin/python -m pytest -q -n auto --dist loadfile"
     assert test_command in readme and test_command in ci

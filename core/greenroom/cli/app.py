@@ -64,8 +64,11 @@ def fail(message: str, code: int = 2) -> NoReturn:
     from greenroom._support.redact import redact_known
 
     # messages quote user text and install hints like greenroom[openai]: never markup; and
-    # text from servers and SDKs, which may echo a key: every secret greenroom knows is masked
-    err_console.print(f"[bold red]error:[/] {escape(redact_known(message))}", highlight=False)
+    # text from servers and SDKs, which may echo a key: every secret greenroom knows is masked;
+    # a word longer than the line (a file's path) stays whole, to be copied, never folded
+    err_console.print(
+        f"[bold red]error:[/] {escape(redact_known(message))}", highlight=False, overflow="ignore", crop=False
+    )
     raise typer.Exit(code)
 
 

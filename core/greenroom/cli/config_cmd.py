@@ -39,11 +39,14 @@ def config_check(
 
     report = check_config(path, connect=connect)
     if report.exit_code == 0:
-        console.print(f"[green]ok[/] {escape(report.summary())}", highlight=False)
+        console.print(f"[green]ok[/] {escape(report.summary())}", highlight=False, overflow="ignore", crop=False)
     for finding in report.findings.items:
         level = finding.level.value
-        # messages quote user text and install hints like greenroom[openai]: never markup
-        err_console.print(f"[{_LEVEL_STYLE[level]}]{level}:[/] {escape(str(finding))}", highlight=False)
+        # messages quote user text and install hints like greenroom[openai]: never markup; a
+        # path longer than the line stays whole (see fail)
+        err_console.print(
+            f"[{_LEVEL_STYLE[level]}]{level}:[/] {escape(str(finding))}", highlight=False, overflow="ignore", crop=False
+        )
     if report.exit_code:
         raise typer.Exit(report.exit_code)
 

@@ -104,7 +104,9 @@ def eval_cmd(
         catalog = load_tools(tools)
         qs = load_queries(queries, limit)
     except (OSError, ValueError) as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        Console(stderr=True).print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, overflow="ignore", crop=False
+        )
         raise typer.Exit(2) from None
     unfindable = missing_gold(qs, catalog)
     if unfindable:
@@ -139,7 +141,7 @@ def eval_cmd(
                 try:
                     results.append(evaluate(catalog, qs, name, form=f, progress=advance))
                 except (ValueError, RuntimeError, ImportError) as exc:
-                    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+                    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, overflow="ignore", crop=False)
                     raise typer.Exit(2) from None
     if as_json:
         rel = relative(results)
@@ -199,6 +201,8 @@ def index_cmd(
             indexed = index_ahead(path, step)
         except (SourceError, NothingIndexed) as exc:
             progress.stop()
-            err.print(f"[bold red]error:[/] {escape(redact_known(str(exc)))}", highlight=False)
+            err.print(
+                f"[bold red]error:[/] {escape(redact_known(str(exc)))}", highlight=False, overflow="ignore", crop=False
+            )
             raise typer.Exit(2 if isinstance(exc, SourceError) else 1) from None
     typer.echo(indexed.summary())

@@ -132,3 +132,13 @@ def test_run_help_keeps_the_session_table_name() -> None:
 
     result = CliRunner().invoke(cli_app, ["run", "--help"], env={"COLUMNS": "200"})
     assert "[session] dir" in result.output
+
+
+def test_a_path_longer_than_the_line_is_printed_whole_to_be_copied(tmp_path: Path) -> None:
+    deep = tmp_path / ("a-folder-with-a-long-name-" * 4) / "agent.toml"
+    deep.parent.mkdir(parents=True)
+    deep.write_text("[agent\n")
+    for args in (["config", "check", str(deep)], ["run", str(deep), "hi"]):
+        result = CliRunner().invoke(app, args, env=NARROW)
+        assert result.exit_code != 0
+        assert any(str(deep) in line for line in result.output.splitlines()), result.output
