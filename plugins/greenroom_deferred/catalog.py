@@ -45,13 +45,16 @@ def searched_tools(ctx: RunContext) -> Sequence[ToolDescriptor]:
     on every request, as a plugin's own read tool is), which the model has in view
     anyway. The same set ``greenroom rank index`` indexes for the catalog, so a run's
     first search finds its indexes built."""
-    tools = agent_tools(ctx)
-    hit = _searched.lookup((tools,))
+    # keyed on the catalog, as the agent's tools are: a tuple takes no weak reference, and
+    # keyed on one nothing was kept, so each search walked 100,000 tools again (28 ms)
+    catalog = ctx.catalog()
+    hit = _searched.lookup((catalog,))
     if hit is not None:
         return hit[0]
+    tools = agent_tools(ctx)
     if any(d.deferrable == "never" for d in tools):
-        return _searched.put((tools,), tuple(d for d in tools if d.deferrable != "never"))
-    return _searched.put((tools,), tools)
+        return _searched.put((catalog,), tuple(d for d in tools if d.deferrable != "never"))
+    return _searched.put((catalog,), tools)
 
 
 def deferred_tools(ctx: RunContext, st: DeferralState) -> Sequence[ToolDescriptor]:
