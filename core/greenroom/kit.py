@@ -4,17 +4,17 @@
 its events). The kit holds the helpers behind greenroom's own plugins: token counts of
 definitions and their per-catalog costs, memos and on-disk caches keyed by a catalog's
 digest, the query grammar's pieces, tool-name globs, safe files, bounded JSON arguments,
-the CLI's live view, ``McpRequest`` (what the MCP request hooks are given) and ``observed``
-(the context managers their implementations answered, entered around a request), ``call_asker``
-(whom an MCP server's ``elicitation/create`` reaches during the calls made in a context), and what the
-model providers share (the history with every tool call answered, stable system sections
+the CLI's live view and its one-line error exit (``fail``), ``McpRequest`` (what the MCP
+request hooks are given) and ``observed`` (the context managers their implementations
+answered, entered around a request), ``call_asker`` (whom an MCP server's
+``elicitation/create`` reaches during the calls made in a context), and what the model
+providers share (the history with every tool call answered, stable system sections
 first, a call's arguments read, text UTF-8 can encode, the SDK imported when first
 needed, the URL a failed SDK call went to, the search tool a provider offers when its
 model searches deferred tools on the client side), and skills as ``greenroom serve``
-offers them (``SkillTool``, the tool of one skill, with its ``SkillEntry`` and the source
-that reads its files). They are public and kept stable like
-the rest, but a plugin needs none of them to work. Names load on first use, like ``greenroom``'s.
-"""
+offers them (``SkillTool``, the tool of one skill, with its ``SkillEntry`` and the
+source that reads its files). They are public and kept stable like the rest, but a
+plugin needs none of them to work. Names load on first use, like ``greenroom``'s."""
 
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from greenroom._support.storage import state_dir as state_dir
     from greenroom._support.storage import write_bytes_atomic as write_bytes_atomic
     from greenroom._support.storage import write_json_atomic as write_json_atomic
+    from greenroom.cli.app import fail as fail
     from greenroom.cli.live import LiveView as LiveView
     from greenroom.mcp.observe import McpRequest as McpRequest
     from greenroom.mcp.observe import observed as observed
@@ -93,6 +94,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "IdentityMemo": "greenroom._support.memo",
     "LiveView": "greenroom.cli.live",
+    "fail": "greenroom.cli.app",
     "GlobError": "greenroom._support.globs",
     "check_glob": "greenroom._support.globs",
     "glob_matches": "greenroom._support.globs:matches",

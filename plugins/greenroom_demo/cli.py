@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from greenroom import ConfigError
+from greenroom.kit import fail
 
 
 def demo_cmd(
@@ -26,12 +26,6 @@ def demo_cmd(
     try:
         run_demo(Console(), strategy=strategy, fresh=fresh, trace=trace, stream=not no_stream)
     except ConfigError as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     except Exception as exc:  # a plugin that fails to start names itself; no traceback for that
-        _fail(f"{type(exc).__name__}: {exc}", 1)
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    # messages quote paths and plugin errors: print them as text, never as markup
-    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False, overflow="ignore", crop=False)
-    raise typer.Exit(code)
+        fail(f"{type(exc).__name__}: {exc}", 1)

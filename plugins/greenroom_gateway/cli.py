@@ -13,9 +13,11 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from greenroom.kit import fail
 
 if TYPE_CHECKING:
     from greenroom_gateway.config import ServeConfig, ServeOAuthConfig
@@ -155,14 +157,6 @@ def serve_cmd(
             anyio.run(_stdio_until_signal, gateway)
     except KeyboardInterrupt:
         pass
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    """One line on stderr (every secret the process knows masked), then the exit code."""
-    from greenroom.kit import redact_known
-
-    typer.echo(f"error: {redact_known(message)}", err=True)
-    raise typer.Exit(code)
 
 
 def _serve_section(path: Path) -> ServeConfig:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
+from greenroom.kit import fail
 from greenroom_lab.eval.arms import ARMS, DEFAULT_ARMS
 
 DEFAULTS = ", ".join(DEFAULT_ARMS)
@@ -73,9 +74,9 @@ def eval_command(
     err = Console(stderr=True)
     missing = plot_unavailable() if plot else None
     if agent not in ("simulated", "model"):
-        _fail(f"--agent must be simulated or model, not {agent!r}")
+        fail(f"--agent must be simulated or model, not {agent!r}")
     if missing:
-        _fail(missing)
+        fail(missing)
     try:
         chosen = parse_arms(arms)
         target = Target(config=config, tools=tools, model=model)
@@ -94,7 +95,7 @@ def eval_command(
             context_window=context_window,
         )
     except (ArmError, EvalError, TaskFileError, ConfigError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for warning in plan.warnings:  # before the bars: each task left out, once, with its line
         err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True, emoji=False)
     counts: dict[str, list[int]] = {}
@@ -132,7 +133,7 @@ def eval_command(
             report = plan.run(progress, retried)
         except (EvalError, ConfigError) as exc:
             bar.stop()
-            _fail(str(exc))
+            fail(str(exc))
         except KeyboardInterrupt:
             bar.stop()
             kept = sum(done[0] for done in counts.values())
@@ -166,11 +167,11 @@ def bench_sessions(
     # the missing extra is said before the replay, not as a traceback after its tables
     missing = plot_unavailable() if plot else None
     if missing:
-        _fail(missing)
+        fail(missing)
     try:
         tools = load_tools(catalog, limit)
     except Exception as exc:
-        _fail(str(exc))
+        fail(str(exc))
     results = compare(tools, steps=steps, discoveries=discoveries)
     if as_json:
         typer.echo(json.dumps(results, indent=2))
@@ -178,8 +179,3 @@ def bench_sessions(
         print_session_costs(Console(), f"{catalog.name} ({len(tools)} tools)", results)
     if plot:
         plot_cumulative(results, plot, title=f"{catalog.name}: {steps} steps, {discoveries} discoveries")
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)

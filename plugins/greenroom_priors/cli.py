@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from greenroom import make_plugin_host
-from greenroom.kit import MAX_ARGUMENT_DEPTH, text_nesting_exceeds, write_json_atomic
+from greenroom.kit import MAX_ARGUMENT_DEPTH, fail, text_nesting_exceeds, write_json_atomic
 from greenroom_priors.config import PriorsConfig
 from greenroom_priors.ewma import DocumentError, check_document, empty_document, utc_now
 from greenroom_priors.journal import SweepReport, fold_runs, has_journal
@@ -45,12 +45,6 @@ ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Take the store
 AgentArg = Annotated[str, typer.Argument(help="Agent id ([agent] id in the config).")]
 
 
-def _fail(message: str, code: int = 2) -> None:
-    # messages quote store URLs and agent ids: text, never markup
-    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
-    raise typer.Exit(code)
-
-
 def _factories() -> dict[str, Any]:
     """Built-in stores, overridden or extended by any installed store plugin."""
     answers: list[Any] = []
@@ -68,7 +62,7 @@ def resolve_url(store: str | None, config: Path | None) -> str:
 def _resolve(store: str | None, config: Path | None) -> tuple[str, dict[str, Any]]:
     """The store URL, and the plugin's section of ``config`` (empty without one)."""
     if store and config:
-        _fail("give --store or --config, not both")
+        fail("give --store or --config, not both")
     if store:
         return store, {}
     if config is not None:
@@ -78,7 +72,7 @@ def _resolve(store: str | None, config: Path | None) -> tuple[str, dict[str, Any
         try:
             cfg, _ = load_runtime_config(config)
         except ConfigError as exc:
-            _fail(str(exc))
+            fail(str(exc))
             raise  # unreachable; for the type checker
         section = dict(cfg.plugin_sections.get(NAME, {}))
         url = section.get("store")
@@ -92,12 +86,12 @@ def _open(store: str | None, config: Path | None, url: str | None = None) -> Ite
     try:
         s = open_store(url, _factories())
     except StoreError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         raise
     try:
         yield s
     except (StoreError, DocumentError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     finally:
         s.close()
 
@@ -118,7 +112,7 @@ def _load_counted(s: ProfileStore, agent: str, spooled: bool = False) -> tuple[d
     if raw is None and not unfolded and not spooled:
         others = s.agents(KEY)
         hint = f" (agents with priors: {', '.join(others)})" if others else " (it holds no priors yet)"
-        _fail(f"no priors for agent {agent!r} in {describe(s)}{hint}", code=1)
+        fail(f"no priors for agent {agent!r} in {describe(s)}{hint}", code=1)
     doc = check_document(raw, f"{describe(s)}, agent {agent!r}") if raw is not None else empty_document()
     return doc, unfolded
 
@@ -208,7 +202,7 @@ def report(
         try:
             catalog = anyio.run(reports.catalog_of, config)
         except Exception as exc:  # a config that cannot build: say so, as config check would
-            _fail(f"{config}: cannot build the agent's runtime to read its tools: {exc}")
+            fail(f"{config}: cannot build the agent's runtime to read its tools: {exc}")
     with _open(store, config) as s:
         doc = _load(s, agent)
         found = reports.build(doc, agent=agent, store=describe(s), catalog=catalog, limit=limit)
@@ -277,27 +271,27 @@ def import_(
     try:
         text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
     except OSError as exc:
-        _fail(f"{file}: cannot read: {exc.strerror}")
+        fail(f"{file}: cannot read: {exc.strerror}")
         raise
     except UnicodeDecodeError as exc:
         name = "standard input" if str(file) == "-" else str(file)
-        _fail(
+        fail(
             f"{name}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
             "priors import reads a JSON file written by 'priors export'"
         )
         raise
     # json recurses once per level: a document nested thousands deep would end in a RecursionError
     if text_nesting_exceeds(text):
-        _fail(f"{file}: nested more than {MAX_ARGUMENT_DEPTH} levels deep; not a document written by 'priors export'")
+        fail(f"{file}: nested more than {MAX_ARGUMENT_DEPTH} levels deep; not a document written by 'priors export'")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        _fail(f"{file}: not valid JSON ({exc})")
+        fail(f"{file}: not valid JSON ({exc})")
         raise
     try:
         doc = check_document(data, str(file))
     except DocumentError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         raise
     doc["updated"] = doc["updated"] or utc_now()
     with _open(store, config) as s:
@@ -323,7 +317,7 @@ def sweep(
     whose process died (not written for journal_stale seconds)."""
     if ctx.args:  # the config as an argument, as before --config: still taken, for a while
         if config is not None or len(ctx.args) > 1:
-            _fail(f"unexpected argument(s) {' '.join(ctx.args)!r}: give the config once, with --config")
+            fail(f"unexpected argument(s) {' '.join(ctx.args)!r}: give the config once, with --config")
         Console(stderr=True, soft_wrap=True).print(
             "[yellow]warning:[/] 'greenroom priors sweep CONFIG' is deprecated: use "
             "'greenroom priors sweep --config CONFIG', as the other priors commands take it",
@@ -341,7 +335,7 @@ def sweep(
             typer.echo(saved)
         if not has_journal(s):
             if not saved:
-                _fail(f"{describe(s)} keeps no journal of calls: nothing to sweep (and nothing waits in its spool)")
+                fail(f"{describe(s)} keeps no journal of calls: nothing to sweep (and nothing waits in its spool)")
             return
         now, where = utc_now(), describe(s)
 

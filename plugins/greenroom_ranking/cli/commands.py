@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from greenroom.kit import fail
 from greenroom_ranking.evaluate import (
     BASELINE,
     DEFAULT,
@@ -104,10 +105,7 @@ def eval_cmd(
         catalog = load_tools(tools)
         qs = load_queries(queries, limit)
     except (OSError, ValueError) as exc:
-        Console(stderr=True).print(
-            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, overflow="ignore", crop=False
-        )
-        raise typer.Exit(2) from None
+        fail(str(exc))
     unfindable = missing_gold(qs, catalog)
     if unfindable:
         first, absent = unfindable[0]
@@ -178,7 +176,6 @@ def index_cmd(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from greenroom.kit import redact_known
     from greenroom_ranking.cli.ahead import NothingIndexed, SourceError, index_ahead
 
     err = Console(stderr=True)
@@ -201,8 +198,5 @@ def index_cmd(
             indexed = index_ahead(path, step)
         except (SourceError, NothingIndexed) as exc:
             progress.stop()
-            err.print(
-                f"[bold red]error:[/] {escape(redact_known(str(exc)))}", highlight=False, overflow="ignore", crop=False
-            )
-            raise typer.Exit(2 if isinstance(exc, SourceError) else 1) from None
+            fail(str(exc), 2 if isinstance(exc, SourceError) else 1)
     typer.echo(indexed.summary())
