@@ -15,6 +15,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from support.gr_testutil import free_port, lines_until_ready
 
 SERVE_TESTS = Path(__file__).resolve().parents[1] / "plugins" / "gateway"
@@ -69,6 +71,33 @@ def relay_config(folder: Path, extra: str = "") -> Path:
     )
     path.write_text('[agent]\nid = "gw"\nmodel = "scripted:"\n\n' + body + extra, encoding="utf-8")
     return path
+
+
+def learning_config(tmp_path: Path) -> Path:
+    """A learning agent (``learner``) in front of the real time server, deferred, with its
+    priors in an SQLite store in ``tmp_path`` (skips without mcp-server-time)."""
+    pytest.importorskip("mcp_server_time", reason="needs mcp-server-time")
+    config = tmp_path / "learner.toml"
+    config.write_text(
+        f"""
+[agent]
+id = "learner"
+model = "scripted:"
+
+[[tools.mcp]]
+name = "time"
+command = {sys.executable!r}
+args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+[plugins.deferred-tools]
+enabled = true
+
+[plugins.priors-persistence]
+store = "sqlite:///{tmp_path / "priors.sqlite3"}"
+""",
+        encoding="utf-8",
+    )
+    return config
 
 
 def priors_sessions(home: Path) -> int:

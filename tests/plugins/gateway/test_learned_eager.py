@@ -4,11 +4,10 @@ inspect`` gives the prior as the reason. No model, no key: an SDK client over st
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-from support.serve_testutil import stdio_gateway
+from support.serve_testutil import learning_config, stdio_gateway
 
 from greenroom import build_runtime
 from greenroom.cli.inspection import inspect_runtime
@@ -16,31 +15,6 @@ from greenroom.cli.inspection import inspect_runtime
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 TOOL = "time__get_current_time"
-
-
-def learning_config(tmp_path: Path) -> Path:
-    pytest.importorskip("mcp_server_time", reason="needs mcp-server-time")
-    config = tmp_path / "learner.toml"
-    config.write_text(
-        f"""
-[agent]
-id = "learner"
-model = "scripted:"
-
-[[tools.mcp]]
-name = "time"
-command = {sys.executable!r}
-args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
-
-[plugins.deferred-tools]
-enabled = true
-
-[plugins.priors-persistence]
-store = "sqlite:///{tmp_path / "priors.sqlite3"}"
-""",
-        encoding="utf-8",
-    )
-    return config
 
 
 async def test_a_tool_one_client_used_is_eager_for_the_next(tmp_path: Path) -> None:

@@ -9,41 +9,15 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
-from support.serve_testutil import HttpGateway, http_client, priors_sessions, wait_until
+from support.serve_testutil import HttpGateway, http_client, learning_config, priors_sessions, wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 TOOL = "time__get_current_time"
-
-
-def learning_config(tmp_path: Path) -> Path:
-    pytest.importorskip("mcp_server_time", reason="needs mcp-server-time")
-    config = tmp_path / "learner.toml"
-    config.write_text(
-        f"""
-[agent]
-id = "learner"
-model = "scripted:"
-
-[[tools.mcp]]
-name = "time"
-command = {sys.executable!r}
-args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
-
-[plugins.deferred-tools]
-enabled = true
-
-[plugins.priors-persistence]
-store = "sqlite:///{tmp_path / "priors.sqlite3"}"
-""",
-        encoding="utf-8",
-    )
-    return config
 
 
 def learned(folder: Path) -> int:
