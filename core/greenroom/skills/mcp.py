@@ -162,6 +162,8 @@ class McpSkills:
         offered = listed is not None
         entries = tuple(listed or ())
         changed = entries != self._entries
+        if not changed and offered == self.offered:
+            return  # what the cache holds already (read at start, or written the last time)
         self.offered = offered
         if changed:
             self._set(entries)

@@ -15,6 +15,7 @@ import pytest
 from support.skills import skills_server_toml
 
 from greenroom.compose.build import build_runtime
+from greenroom.skills.mcp import skills_cache_path
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -134,3 +135,13 @@ async def test_an_entry_that_breaks_the_rules_is_left_out_naming_the_server_and_
     assert "MCP server 'docs' listed a skill greenroom leaves out: skill://git-workflow/SKILL.md: its digest" in (
         caplog.text
     )
+
+
+async def test_a_start_that_lists_what_the_cache_holds_writes_no_cache(tmp_path: Path, skills_folder: Path) -> None:
+    rt, _ = await run(agent(tmp_path, skills_folder, [dispatch(PDF)]))
+    assert rt.mcp is not None
+    cache = skills_cache_path(rt.mcp.servers["docs"])
+    written = cache.stat().st_mtime_ns
+    rt, (loaded,) = await run(agent(tmp_path, skills_folder, [dispatch(PDF)]))
+    assert not loaded.is_error and rt.mcp is not None and rt.mcp.servers["docs"].starts == 1
+    assert cache.stat().st_mtime_ns == written
