@@ -143,12 +143,6 @@ class LogicalRuns:
         if held.holders == 0:
             await self._end(held.run)
 
-    async def end_spent(self) -> None:
-        """Retire every kept run that is spent (idle, old or full)."""
-        now = self.clock()
-        for key in [k for k, h in self._held.items() if self._spent(h, now)]:
-            await self._retire(self._held.pop(key))
-
     async def end_all(self) -> None:
         """End every kept run, held or not (the gateway is stopping: its requests are done
         or were cancelled)."""

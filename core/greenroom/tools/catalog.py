@@ -262,16 +262,6 @@ def _descriptor(item: dict[str, Any], name: str, parameters: Mapping[str, Any]) 
     )
 
 
-def descriptor_from_record(where: str, item: Any) -> ToolDescriptor:
-    """The descriptor a catalog record stands for; ``CatalogError`` (at ``where``) for a
-    malformed one."""
-    try:
-        name, params = _fields(item)
-    except _Malformed as exc:
-        raise CatalogError(f"{where}: {exc}") from None
-    return _descriptor(item, name, params)
-
-
 def catalog_digest(data: bytes, *, kind: str, limit: int | None) -> str:
     """The digest of a catalog's bytes, read as ``kind`` and cut at ``limit``."""
     h = hashlib.blake2b(digest_size=20)
